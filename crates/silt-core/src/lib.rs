@@ -1,0 +1,11 @@
+//! Logic shared by silt's native host and its WebAssembly components.
+//!
+//! Nothing here does I/O: the components call it from inside the sandbox and
+//! the host calls it natively, so one piece of logic has one implementation.
+
+pub mod ask;
+pub mod budget;
+pub mod lexical;
+pub mod text;
+pub mod types;
+pub mod validate;

@@ -1,0 +1,121 @@
+//! Text helpers: terms for lexical matching, character-safe cutting, and the
+//! token estimate budgets are planned with.
+
+/// English words too common to say anything about relevance.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "for",
+    "from", "had", "has", "have", "having", "he", "her", "here", "him", "his", "how", "i", "if",
+    "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "no", "nor",
+    "not", "of", "on", "once", "only", "or", "other", "our", "out", "over", "own", "please",
+    "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
+    "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why",
+    "will", "with", "would", "you", "your",
+];
+
+/// True for words [`terms`] leaves out.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.binary_search(&word).is_ok()
+}
+
+/// Splits text into lowercase words: runs of letters and digits, with
+/// camelCase and snake_case identifiers broken into their parts.
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in text.split(|c: char| !c.is_alphanumeric()) {
+        if run.is_empty() {
+            continue;
+        }
+        let chars: Vec<char> = run.chars().collect();
+        let mut start = 0;
+        for i in 1..chars.len() {
+            let (prev, cur) = (chars[i - 1], chars[i]);
+            let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+            // "fooBar" | "HTTPServer" -> "HTTP" "Server" | "v2beta" stays whole
+            let boundary = (prev.is_lowercase() && cur.is_uppercase())
+                || (prev.is_uppercase() && cur.is_uppercase() && next_lower);
+            if boundary {
+                out.push(chars[start..i].iter().collect::<String>().to_lowercase());
+                start = i;
+            }
+        }
+        out.push(chars[start..].iter().collect::<String>().to_lowercase());
+    }
+    out
+}
+
+/// Reduces a lowercase word to its Snowball (Porter 2) English stem, so
+/// "crashes", "crashed" and "crashing" meet at "crash".
+pub fn stem(word: &str) -> String {
+    thread_local! {
+        static STEMMER: rust_stemmers::Stemmer =
+            rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    }
+    STEMMER.with(|s| s.stem(word).into_owned())
+}
+
+/// The terms lexical relevance is computed over: words, minus stopwords and
+/// one-character words, stemmed.
+pub fn terms(text: &str) -> Vec<String> {
+    words(text)
+        .into_iter()
+        .filter(|w| w.chars().count() > 1 && !is_stopword(w))
+        .map(|w| stem(&w))
+        .collect()
+}
+
+/// The first `max_chars` characters of `text` (never splits a character).
+pub fn cut_chars(text: &str, max_chars: usize) -> &str {
+    match text.char_indices().nth(max_chars) {
+        Some((byte, _)) => &text[..byte],
+        None => text,
+    }
+}
+
+/// The token estimate budgets use: ceil(chars / 4).
+pub fn estimate_tokens(chars: usize) -> u64 {
+    chars.div_ceil(4) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopwords_are_sorted_for_binary_search() {
+        let mut sorted = STOPWORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOPWORDS);
+    }
+
+    #[test]
+    fn words_split_identifiers() {
+        assert_eq!(words("parseHTTPHeader"), ["parse", "http", "header"]);
+        assert_eq!(words("snake_case_name"), ["snake", "case", "name"]);
+        assert_eq!(words("Crash on launch!"), ["crash", "on", "launch"]);
+    }
+
+    #[test]
+    fn stems_meet() {
+        assert_eq!(stem("crashes"), "crash");
+        assert_eq!(stem("crashing"), "crash");
+        assert_eq!(stem("crashed"), "crash");
+        assert_eq!(stem("describes"), stem("described"));
+    }
+
+    #[test]
+    fn terms_drop_stopwords() {
+        assert_eq!(
+            terms("Does the item describe a bug?"),
+            ["item", "describ", "bug"]
+        );
+    }
+
+    #[test]
+    fn cut_respects_characters() {
+        assert_eq!(cut_chars("héllo", 2), "hé");
+        assert_eq!(cut_chars("abc", 10), "abc");
+        assert_eq!(estimate_tokens(9), 3);
+    }
+}

@@ -1,0 +1,39 @@
+//! Opening silt: config, plugin registry and runtime, as every command and
+//! the server need them.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use crate::config::Config;
+use crate::plugins::registry::Registry;
+use crate::runtime::Runtime;
+use crate::runtime::cache::CompileCache;
+
+/// Everything a command needs.
+pub struct App {
+    pub config: Arc<Config>,
+    pub runtime: Arc<Runtime>,
+}
+
+impl App {
+    /// Reads the config, finds the plugins and starts the runtime.
+    /// `compile_cache` false turns the on-disk compile cache off.
+    pub fn open(compile_cache: bool) -> Result<App> {
+        let config = Config::discover()?;
+        App::with_config(config, compile_cache)
+    }
+
+    pub fn with_config(config: Config, compile_cache: bool) -> Result<App> {
+        let registry = Registry::discover(&config.plugin_dirs())?;
+        for problem in &registry.problems {
+            tracing::warn!("plugin skipped: {problem}");
+        }
+        let cache = CompileCache::new(compile_cache.then(|| config.cache_dir().join("components")));
+        let runtime = Runtime::new(registry, cache)?;
+        Ok(App {
+            config: Arc::new(config),
+            runtime,
+        })
+    }
+}

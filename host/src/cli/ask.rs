@@ -1,0 +1,150 @@
+//! `silt ask judge|choose|score`: the seed's `sieve-ask`, JSON out.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use serde_json::{Map, Value};
+
+use crate::app::App;
+use crate::tools::ask::{self, AskParams, ItemInput, Kind};
+
+#[derive(Debug, Subcommand)]
+pub enum AskCommand {
+    /// One yes/no probability per item.
+    Judge {
+        #[command(flatten)]
+        common: Common,
+        /// What makes the answer yes.
+        #[arg(long)]
+        yes: String,
+        /// What makes the answer no.
+        #[arg(long)]
+        no: String,
+        /// Keep at most this many results.
+        #[arg(long)]
+        top_k: Option<u32>,
+        /// Drop results below this probability.
+        #[arg(long)]
+        threshold: Option<f64>,
+    },
+    /// One option per item, with the full distribution.
+    Choose {
+        #[command(flatten)]
+        common: Common,
+        /// An option as label=when it applies (repeat, in order).
+        #[arg(long = "option", required = true)]
+        options: Vec<String>,
+    },
+    /// One level per item on an ordered scale, lowest first.
+    Score {
+        #[command(flatten)]
+        common: Common,
+        /// A level (repeat, lowest first).
+        #[arg(long = "level", required = true)]
+        levels: Vec<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct Common {
+    /// The question asked of every item.
+    pub question: String,
+    /// A JSON list of strings or {id, text}; without it, read from stdin.
+    #[arg(long)]
+    pub items: Option<PathBuf>,
+    /// Cut each item to this many characters.
+    #[arg(long)]
+    pub max_chars: Option<u32>,
+    /// The most the call may spend, in USD.
+    #[arg(long)]
+    pub budget_usd: Option<f64>,
+    /// The judge plugin to ask.
+    #[arg(long)]
+    pub judge: Option<String>,
+}
+
+fn read_items(path: &Option<PathBuf>) -> Result<Vec<ItemInput>> {
+    let (text, origin) = match path {
+        Some(p) => (
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
+            p.display().to_string(),
+        ),
+        None => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .context("reading items from stdin")?;
+            (s, "stdin".to_string())
+        }
+    };
+    serde_json::from_str(&text).with_context(|| {
+        format!(
+            "items from {origin} must be a JSON list of strings or {{\"id\", \"text\"}} objects"
+        )
+    })
+}
+
+fn params(common: Common, kind: Kind) -> Result<AskParams> {
+    Ok(AskParams {
+        question: common.question,
+        items: read_items(&common.items)?,
+        kind,
+        yes: None,
+        no: None,
+        options: None,
+        levels: None,
+        top_k: None,
+        threshold: None,
+        max_chars: common.max_chars,
+        budget_usd: common.budget_usd,
+        judge: common.judge,
+    })
+}
+
+/// Builds the tool arguments from the command line.
+pub fn to_params(cmd: AskCommand) -> Result<AskParams> {
+    Ok(match cmd {
+        AskCommand::Judge {
+            common,
+            yes,
+            no,
+            top_k,
+            threshold,
+        } => AskParams {
+            yes: Some(yes),
+            no: Some(no),
+            top_k,
+            threshold,
+            ..params(common, Kind::Judge)?
+        },
+        AskCommand::Choose { common, options } => {
+            let mut map = Map::new();
+            for o in options {
+                let Some((label, when)) = o.split_once('=') else {
+                    bail!("--option '{o}' must be label=when it applies");
+                };
+                map.insert(
+                    label.trim().to_string(),
+                    Value::String(when.trim().to_string()),
+                );
+            }
+            AskParams {
+                options: Some(map),
+                ..params(common, Kind::Choose)?
+            }
+        }
+        AskCommand::Score { common, levels } => AskParams {
+            levels: Some(levels),
+            ..params(common, Kind::Score)?
+        },
+    })
+}
+
+pub async fn run(app: &App, cmd: AskCommand) -> Result<()> {
+    let params = to_params(cmd)?;
+    let out = ask::run(&app.runtime, &app.config, &params).await?;
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}

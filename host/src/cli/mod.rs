@@ -1,0 +1,39 @@
+//! The `silt` command line.
+
+pub mod ask;
+pub mod bench;
+pub mod plugins;
+
+use clap::{Parser, Subcommand};
+
+/// silt: an MCP server whose engines and judges are sandboxed WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "silt", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Do not use the on-disk cache of compiled components.
+    #[arg(long, global = true)]
+    pub no_compile_cache: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the MCP tools on stdio (one process per agent).
+    Serve(ServeArgs),
+    /// Ask one closed question of every item (the shell form of sieve_ask); JSON out.
+    #[command(subcommand)]
+    Ask(ask::AskCommand),
+    /// List or inspect plugins and their grants.
+    #[command(subcommand)]
+    Plugins(plugins::PluginsCommand),
+    /// Measure the cost of the host -> engine -> judge chain and of cold start.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Serve streamable HTTP instead of stdio (not built yet).
+    #[arg(long)]
+    pub http: bool,
+}

@@ -1,0 +1,136 @@
+//! `silt.toml`: which judge each tool uses and where plugins and caches live.
+//!
+//! Looked up in order: `$SILT_CONFIG` (a file that must exist), `./silt.toml`,
+//! then `<config dir>/silt/silt.toml` (`~/.config/silt/silt.toml` on Linux).
+//! No file means the defaults: every tool on the lexical judge.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+/// The judge every tool uses unless configured otherwise.
+pub const DEFAULT_JUDGE: &str = "lexical";
+
+/// Per-tool settings.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolConfig {
+    /// The judge plugin this tool asks by default.
+    pub judge: Option<String>,
+}
+
+/// The `[plugins]` table.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginsConfig {
+    /// Folders searched for plugins (each plugin is a sub-folder holding a
+    /// `plugin.toml`), after `$SILT_PLUGIN_PATH` and before the default.
+    #[serde(default)]
+    pub dirs: Vec<PathBuf>,
+}
+
+/// The whole config file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The judge for tools that name none.
+    pub judge: Option<String>,
+    /// Settings by tool name (`sieve_ask`, ...).
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolConfig>,
+    #[serde(default)]
+    pub plugins: PluginsConfig,
+    /// Where compiled components are cached (default: the user cache dir).
+    pub cache_dir: Option<PathBuf>,
+    /// The file this config was read from, if any.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+}
+
+impl Config {
+    /// Finds and reads the config file, or returns the defaults.
+    pub fn discover() -> Result<Config> {
+        if let Some(path) = std::env::var_os("SILT_CONFIG") {
+            let path = PathBuf::from(path);
+            if !path.is_file() {
+                bail!(
+                    "SILT_CONFIG points to {}, which is not a file",
+                    path.display()
+                );
+            }
+            return Config::load(&path);
+        }
+        let candidates = [
+            Some(PathBuf::from("silt.toml")),
+            dirs::config_dir().map(|d| d.join("silt").join("silt.toml")),
+        ];
+        for path in candidates.into_iter().flatten() {
+            if path.is_file() {
+                return Config::load(&path);
+            }
+        }
+        Ok(Config::default())
+    }
+
+    /// Reads one config file.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        let mut config: Config = toml::from_str(&text)
+            .with_context(|| format!("config {} is not valid", path.display()))?;
+        config.source = Some(path.to_path_buf());
+        Ok(config)
+    }
+
+    /// The judge `tool` uses when the call names none.
+    pub fn judge_for(&self, tool: &str) -> &str {
+        self.tools
+            .get(tool)
+            .and_then(|t| t.judge.as_deref())
+            .or(self.judge.as_deref())
+            .unwrap_or(DEFAULT_JUDGE)
+    }
+
+    /// Plugin folders in search order: `$SILT_PLUGIN_PATH` (colon-separated),
+    /// the config's `[plugins] dirs`, then `<data dir>/silt/plugins`.
+    pub fn plugin_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = std::env::var_os("SILT_PLUGIN_PATH")
+            .map(|v| std::env::split_paths(&v).collect())
+            .unwrap_or_default();
+        dirs.extend(self.plugins.dirs.iter().cloned());
+        dirs.extend(dirs::data_dir().map(|d| d.join("silt").join("plugins")));
+        dirs
+    }
+
+    /// Where compiled components are cached: `$SILT_CACHE_DIR`, the
+    /// config's `cache_dir`, or `<cache dir>/silt`.
+    pub fn cache_dir(&self) -> PathBuf {
+        std::env::var_os("SILT_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| self.cache_dir.clone())
+            .or_else(|| dirs::cache_dir().map(|d| d.join("silt")))
+            .unwrap_or_else(|| std::env::temp_dir().join("silt-cache"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_setting_beats_default_judge() {
+        let c: Config =
+            toml::from_str("judge = \"embedding\"\n[tools.sieve_ask]\njudge = \"http-model\"\n")
+                .unwrap();
+        assert_eq!(c.judge_for("sieve_ask"), "http-model");
+        assert_eq!(c.judge_for("sieve_rank"), "embedding");
+        assert_eq!(Config::default().judge_for("sieve_ask"), DEFAULT_JUDGE);
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        assert!(toml::from_str::<Config>("jugde = \"x\"\n").is_err());
+    }
+}

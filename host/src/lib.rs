@@ -1,0 +1,11 @@
+//! silt's native host: the wasmtime runtime that sandboxes engines and
+//! judges, the plugin registry, the MCP server and the CLI.
+
+pub mod app;
+pub mod bindings;
+pub mod cli;
+pub mod config;
+pub mod mcp;
+pub mod plugins;
+pub mod runtime;
+pub mod tools;

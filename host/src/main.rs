@@ -1,0 +1,40 @@
+use anyhow::Result;
+use clap::Parser;
+
+use silt::app::App;
+use silt::cli::{Cli, Command};
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    // stdout may be the MCP pipe: diagnostics go to stderr only.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SILT_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    match run(Cli::parse()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("silt: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    let app = App::open(!cli.no_compile_cache)?;
+    match cli.command {
+        Command::Serve(args) => {
+            anyhow::ensure!(
+                !args.http,
+                "streamable HTTP is not built yet; run `silt serve` for stdio"
+            );
+            silt::mcp::serve_stdio(app.runtime, app.config).await
+        }
+        Command::Ask(cmd) => silt::cli::ask::run(&app, cmd).await,
+        Command::Plugins(cmd) => silt::cli::plugins::run(&app, cmd).await,
+        Command::Bench(args) => silt::cli::bench::run(&app, args).await,
+    }
+}

@@ -1,0 +1,202 @@
+//! A plugin's manifest (`plugin.toml`): what it is and what it may touch.
+//! Everything not granted here is denied.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+/// What role a component plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PluginKind {
+    /// Exports `silt:judge/judge`.
+    Judge,
+    /// A silt engine (exports one of the `silt:sieve` interfaces).
+    Engine,
+}
+
+/// The `[plugin]` table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginSection {
+    pub name: String,
+    pub kind: PluginKind,
+    #[serde(default)]
+    pub description: String,
+    /// The component file, relative to the manifest's folder. Built-in
+    /// plugins are embedded in the binary and leave it out.
+    #[serde(default)]
+    pub component: Option<PathBuf>,
+}
+
+/// The `[grants]` table: capabilities, deny by default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grants {
+    /// Host folders the plugin may read (never write), each visible inside
+    /// the guest at the same absolute path.
+    #[serde(default)]
+    pub read: Vec<PathBuf>,
+    /// Hosts the plugin may reach over `wasi:http`: `name` or `name:port`.
+    /// Loopback, private, link-local and metadata addresses are refused
+    /// after resolution unless the host is granted by that literal name.
+    #[serde(default)]
+    pub http: Vec<String>,
+    /// Environment variables the plugin may read (copied from silt's own
+    /// environment when set).
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// The `[limits]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Linear memory cap per instance, in MiB.
+    #[serde(default = "default_memory_mib")]
+    pub memory_mib: u64,
+    /// Guest execution time per call, in milliseconds (enforced by epoch
+    /// interruption in 10 ms ticks).
+    #[serde(default = "default_cpu_ms")]
+    pub cpu_ms: u64,
+    /// Wall-clock time per call, in milliseconds, including time spent
+    /// waiting on the host.
+    #[serde(default = "default_wall_ms")]
+    pub wall_ms: u64,
+    /// The largest result the plugin may hand back, in KiB.
+    #[serde(default = "default_output_kib")]
+    pub output_kib: u64,
+}
+
+fn default_memory_mib() -> u64 {
+    64
+}
+fn default_cpu_ms() -> u64 {
+    5_000
+}
+fn default_wall_ms() -> u64 {
+    30_000
+}
+fn default_output_kib() -> u64 {
+    1024
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_mib: default_memory_mib(),
+            cpu_ms: default_cpu_ms(),
+            wall_ms: default_wall_ms(),
+            output_kib: default_output_kib(),
+        }
+    }
+}
+
+/// The largest memory cap a manifest may ask for; the pooling allocator
+/// reserves this much per slot.
+pub const MAX_MEMORY_MIB: u64 = 1024;
+
+/// A whole manifest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub plugin: PluginSection,
+    #[serde(default)]
+    pub grants: Grants,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+impl Manifest {
+    /// Parses and checks a manifest; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Manifest> {
+        let m: Manifest = toml::from_str(text)
+            .with_context(|| format!("{origin} is not a valid plugin manifest"))?;
+        m.check()
+            .with_context(|| format!("{origin} is not a valid plugin manifest"))?;
+        Ok(m)
+    }
+
+    /// Reads `plugin.toml` from `dir`.
+    pub fn load(dir: &Path) -> Result<Manifest> {
+        let path = dir.join("plugin.toml");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        Manifest::parse(&text, &path.display().to_string())
+    }
+
+    fn check(&self) -> Result<()> {
+        let name = &self.plugin.name;
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            bail!("plugin name '{name}' must be lowercase letters, digits and '-'");
+        }
+        let l = &self.limits;
+        if l.memory_mib == 0 || l.memory_mib > MAX_MEMORY_MIB {
+            bail!(
+                "limits.memory_mib must be between 1 and {MAX_MEMORY_MIB}, got {}",
+                l.memory_mib
+            );
+        }
+        if l.cpu_ms == 0 || l.wall_ms == 0 || l.output_kib == 0 {
+            bail!("limits.cpu_ms, limits.wall_ms and limits.output_kib must be above 0");
+        }
+        for dir in &self.grants.read {
+            if !dir.is_absolute() {
+                bail!(
+                    "grants.read entry '{}' must be an absolute path",
+                    dir.display()
+                );
+            }
+        }
+        for host in &self.grants.http {
+            if host.is_empty() || host.contains('/') || host.contains('*') {
+                bail!(
+                    "grants.http entry '{host}' must be a host name or host:port (no scheme, path or wildcard)"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_manifests_parse() {
+        for (name, text) in [
+            ("lexical", include_str!("../../builtin/lexical.toml")),
+            ("ask", include_str!("../../builtin/ask.toml")),
+        ] {
+            let m = Manifest::parse(text, name).unwrap();
+            assert_eq!(m.plugin.name, name);
+            assert_eq!(m.grants, Grants::default(), "built-ins are granted nothing");
+        }
+    }
+
+    #[test]
+    fn refuses_unknown_keys_and_bad_grants() {
+        let base = "[plugin]\nname = \"x\"\nkind = \"judge\"\n";
+        assert!(Manifest::parse(&format!("{base}[grants]\nnetwork = true\n"), "t").is_err());
+        assert!(
+            Manifest::parse(&format!("{base}[grants]\nread = [\"relative/dir\"]\n"), "t").is_err()
+        );
+        assert!(
+            Manifest::parse(
+                &format!("{base}[grants]\nhttp = [\"https://x.com/\"]\n"),
+                "t"
+            )
+            .is_err()
+        );
+        assert!(Manifest::parse(&format!("{base}[limits]\nmemory_mib = 0\n"), "t").is_err());
+        assert!(Manifest::parse("[plugin]\nname = \"Bad Name\"\nkind = \"judge\"\n", "t").is_err());
+        let m = Manifest::parse(base, "t").unwrap();
+        assert_eq!(m.limits, Limits::default());
+    }
+}

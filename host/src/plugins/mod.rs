@@ -1,0 +1,4 @@
+//! Plugins: their manifests and where they are found.
+
+pub mod manifest;
+pub mod registry;

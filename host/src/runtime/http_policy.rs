@@ -1,0 +1,173 @@
+//! Outgoing HTTP for plugins: only to granted hosts, and never to internal
+//! addresses unless the host was granted by that literal name.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+use wasmtime_wasi_http::{
+    Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks, default_send_request,
+};
+
+/// The hosts one plugin may reach.
+#[derive(Debug, Clone, Default)]
+pub struct HttpPolicy {
+    /// Granted entries, lowercase: `name` or `name:port`.
+    granted: Arc<Vec<String>>,
+}
+
+impl HttpPolicy {
+    pub fn new(granted: &[String]) -> Self {
+        HttpPolicy {
+            granted: Arc::new(granted.iter().map(|h| h.to_ascii_lowercase()).collect()),
+        }
+    }
+
+    /// Whether `host:port` is granted (by bare name or with that port).
+    pub fn grants(&self, host: &str, port: u16) -> bool {
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        self.granted
+            .iter()
+            .any(|g| *g == host || *g == format!("{host}:{port}"))
+    }
+
+    /// Checks a request before it is sent; returns the addresses it may use.
+    pub async fn check(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, HttpError> {
+        if !self.grants(host, port) {
+            tracing::warn!("plugin request to {host}:{port} refused: host not granted");
+            return Err(HttpError::HttpRequestDenied);
+        }
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((bare, port))
+            .await
+            .map_err(|_| HttpError::DnsError {
+                rcode: None,
+                info_code: None,
+            })?
+            .collect();
+        // A literal IP granted by name was asked for explicitly; a name that
+        // resolves to an internal address was not.
+        let literal = bare.parse::<IpAddr>().is_ok();
+        if !literal && let Some(a) = addrs.iter().find(|a| is_internal(a.ip())) {
+            tracing::warn!(
+                "plugin request to {host} refused: resolves to internal address {}",
+                a.ip()
+            );
+            return Err(HttpError::DestinationIpProhibited);
+        }
+        Ok(addrs)
+    }
+}
+
+/// Loopback, private, link-local (cloud metadata lives there), CGNAT,
+/// unspecified, broadcast and unique-local addresses.
+pub fn is_internal(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_internal_v4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_internal_v4(v4),
+            None => is_internal_v6(v6),
+        },
+    }
+}
+
+fn is_internal_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || (a == 100 && (64..128).contains(&b))
+}
+
+fn is_internal_v6(ip: Ipv6Addr) -> bool {
+    let first = ip.segments()[0];
+    ip.is_loopback()
+        || ip.is_unspecified()
+        || (first & 0xfe00) == 0xfc00
+        || (first & 0xffc0) == 0xfe80
+        || ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
+}
+
+/// The wasi-http hooks that apply a plugin's [`HttpPolicy`].
+pub struct PolicyHooks {
+    pub policy: HttpPolicy,
+}
+
+type SendResult = Result<
+    (
+        http::Response<WasiBody>,
+        Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ),
+    HttpError,
+>;
+
+impl WasiHttpHooks for PolicyHooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ) -> Box<dyn Future<Output = SendResult> + Send> {
+        let policy = self.policy.clone();
+        drop(fut);
+        Box::new(async move {
+            use http_body_util::BodyExt;
+            let uri = request.uri();
+            let host = uri
+                .host()
+                .ok_or(HttpError::HttpRequestUriInvalid)?
+                .to_string();
+            let https = uri.scheme_str() != Some("http");
+            let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+            // The check resolves the name; the send below resolves it again.
+            // A granted name whose DNS an attacker controls could rebind in
+            // between (documented in docs/PLUGINS.md).
+            policy.check(&host, port).await?;
+            let (response, io) = default_send_request(request, options).await?;
+            Ok((
+                response.map(BodyExt::boxed_unsync),
+                Box::new(io) as Box<dyn Future<Output = _> + Send>,
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_addresses() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(is_internal(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["93.184.216.34", "1.1.1.1", "2606:4700::1111"] {
+            assert!(!is_internal(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn grants_by_name_or_port() {
+        let p = HttpPolicy::new(&["api.example.com".into(), "localhost:8080".into()]);
+        assert!(p.grants("API.example.com", 443));
+        assert!(p.grants("localhost", 8080));
+        assert!(!p.grants("localhost", 8081));
+        assert!(!p.grants("example.com", 443));
+    }
+}

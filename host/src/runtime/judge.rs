@@ -1,0 +1,137 @@
+//! A loaded judge plugin: compiled once, instantiated fresh per call.
+
+use std::sync::Arc;
+
+use wasmtime::Engine;
+
+use super::Sandbox;
+use super::failure::PluginFailure;
+use super::state::PluginState;
+use crate::bindings::judge::JudgePluginPre;
+use crate::bindings::types::{Item, JudgeError, JudgeInfo, Question, Response};
+use crate::plugins::manifest::Manifest;
+
+/// A judge ready to answer.
+pub struct LoadedJudge {
+    pub manifest: Arc<Manifest>,
+    pub info: JudgeInfo,
+    engine: Engine,
+    pre: JudgePluginPre<PluginState>,
+}
+
+impl LoadedJudge {
+    /// Wraps a pre-instantiated judge, asking it for its info once.
+    pub async fn load(
+        engine: Engine,
+        manifest: Arc<Manifest>,
+        pre: JudgePluginPre<PluginState>,
+    ) -> Result<Self, PluginFailure> {
+        let sandbox = Sandbox {
+            engine: &engine,
+            manifest: &manifest,
+        };
+        let mut store = sandbox.store(None)?;
+        let outcome = tokio::time::timeout(sandbox.wall(), async {
+            let judge = pre.instantiate_async(&mut store).await?;
+            judge.silt_judge_judge().call_info(&mut store).await
+        })
+        .await;
+        let info = sandbox.finish(&store, outcome)?;
+        check_info(&manifest.plugin.name, &info)?;
+        Ok(LoadedJudge {
+            manifest,
+            info,
+            engine,
+            pre,
+        })
+    }
+
+    /// Asks one batch, with the plugin's limits. A contained failure comes
+    /// back as a judge error, so the engine that asked can report it.
+    pub async fn ask(&self, question: &Question, items: &[Item]) -> Result<Response, JudgeError> {
+        let sandbox = Sandbox {
+            engine: &self.engine,
+            manifest: &self.manifest,
+        };
+        let mut store = sandbox
+            .store(None)
+            .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
+        let outcome = tokio::time::timeout(sandbox.wall(), async {
+            let judge = self.pre.instantiate_async(&mut store).await?;
+            judge
+                .silt_judge_judge()
+                .call_ask(&mut store, question, items)
+                .await
+        })
+        .await;
+        match sandbox.finish(&store, outcome) {
+            Ok(Ok(response)) => {
+                PluginFailure::check_output(
+                    &self.manifest.plugin.name,
+                    response_size(&response),
+                    &self.manifest.limits,
+                )
+                .map_err(|f| JudgeError::LimitExceeded(f.to_string()))?;
+                Ok(response)
+            }
+            Ok(Err(e)) => Err(e),
+            Err(f @ PluginFailure::Trapped { .. }) | Err(f @ PluginFailure::Start { .. }) => {
+                Err(JudgeError::Internal(f.to_string()))
+            }
+            Err(f) => Err(JudgeError::LimitExceeded(f.to_string())),
+        }
+    }
+}
+
+impl LoadedJudge {
+    /// Creates a store and an instance, and drops them.
+    pub async fn instantiate_only(&self) -> Result<(), PluginFailure> {
+        let sandbox = Sandbox {
+            engine: &self.engine,
+            manifest: &self.manifest,
+        };
+        let mut store = sandbox.store(None)?;
+        let outcome = tokio::time::timeout(sandbox.wall(), async {
+            self.pre.instantiate_async(&mut store).await.map(drop)
+        })
+        .await;
+        sandbox.finish(&store, outcome)
+    }
+}
+
+/// Refuses an info record no caller could plan around.
+fn check_info(plugin: &str, info: &JudgeInfo) -> Result<(), PluginFailure> {
+    let fault = if info.name.trim().is_empty() {
+        Some("its info has an empty name".to_string())
+    } else if !info.cost_per_million_input_tokens.is_finite()
+        || info.cost_per_million_input_tokens < 0.0
+    {
+        Some(format!(
+            "its info gives a cost of {} per million tokens",
+            info.cost_per_million_input_tokens
+        ))
+    } else if info.preferred_batch_size == 0 {
+        Some("its info asks for batches of 0 items".to_string())
+    } else {
+        None
+    };
+    match fault {
+        Some(reason) => Err(PluginFailure::Start {
+            plugin: plugin.into(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Roughly how many bytes a response occupies.
+fn response_size(r: &Response) -> usize {
+    use crate::bindings::types::Answer;
+    r.answers
+        .iter()
+        .map(|a| match a {
+            Answer::YesProbability(_) => 16,
+            Answer::Distribution(d) => 16 + 8 * d.probabilities.len(),
+        })
+        .sum()
+}

@@ -1,0 +1,306 @@
+//! The wasmtime runtime: one engine, a compile cache, pre-instantiated
+//! components, and a fresh sandboxed store for every call.
+
+pub mod cache;
+pub mod failure;
+pub mod http_policy;
+pub mod judge;
+pub mod state;
+
+mod host_imports;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use tokio::sync::OnceCell;
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
+};
+
+use crate::bindings::ask_engine::{AskEngine, AskEnginePre};
+use crate::bindings::judge::JudgePluginPre;
+use crate::plugins::manifest::{MAX_MEMORY_MIB, Manifest, PluginKind};
+use crate::plugins::registry::{Registry, UnknownPlugin};
+use cache::{CacheOutcome, CompileCache};
+use failure::PluginFailure;
+use judge::LoadedJudge;
+use state::PluginState;
+
+/// Milliseconds per epoch tick: the granularity of CPU limits.
+pub const TICK_MS: u64 = 10;
+
+/// Concurrent component instances the pool holds (an ask call uses two).
+const POOL_INSTANCES: u32 = 128;
+
+/// Limits that apply to one plugin call.
+pub(crate) struct Sandbox<'a> {
+    pub engine: &'a Engine,
+    pub manifest: &'a Manifest,
+}
+
+impl Sandbox<'_> {
+    /// A fresh store for one call: the manifest's grants and limits, and an
+    /// epoch callback that yields to tokio every tick and stops the guest
+    /// once its CPU budget is spent.
+    pub fn store(
+        &self,
+        judge: Option<Arc<LoadedJudge>>,
+    ) -> Result<Store<PluginState>, PluginFailure> {
+        let mut state = PluginState::new(self.manifest).map_err(|e| PluginFailure::Start {
+            plugin: self.manifest.plugin.name.clone(),
+            reason: format!("{e:#}"),
+        })?;
+        state.judge = judge;
+        let mut store = Store::new(self.engine, state);
+        store.limiter(|s| &mut s.memory);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|mut cx| {
+            let s = cx.data_mut();
+            s.ticks_used += 1;
+            Ok(if s.ticks_used > s.tick_budget {
+                UpdateDeadline::Interrupt
+            } else {
+                UpdateDeadline::Yield(1)
+            })
+        });
+        Ok(store)
+    }
+
+    /// The wall-clock limit of one call.
+    pub fn wall(&self) -> Duration {
+        Duration::from_millis(self.manifest.limits.wall_ms)
+    }
+
+    /// Turns a call's outcome into a result or a contained failure.
+    pub fn finish<T>(
+        &self,
+        store: &Store<PluginState>,
+        outcome: Result<wasmtime::Result<T>, tokio::time::error::Elapsed>,
+    ) -> Result<T, PluginFailure> {
+        match outcome {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(PluginFailure::classify(
+                e,
+                store.data(),
+                &self.manifest.limits,
+            )),
+            Err(_) => Err(PluginFailure::WallClock {
+                plugin: self.manifest.plugin.name.clone(),
+                ms: self.manifest.limits.wall_ms,
+            }),
+        }
+    }
+}
+
+/// Why a tool call through the runtime failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The caller's request is wrong.
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// The judge failed or was refused.
+    #[error("{0}")]
+    JudgeFailed(String),
+    /// A plugin was stopped or could not start.
+    #[error(transparent)]
+    Plugin(#[from] PluginFailure),
+    /// The named plugin does not exist.
+    #[error(transparent)]
+    Unknown(#[from] UnknownPlugin),
+    /// Loading or compiling failed.
+    #[error("{0:#}")]
+    Setup(#[from] anyhow::Error),
+}
+
+/// Increments the engine's epoch every tick until the engine is dropped.
+fn start_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("silt-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(Duration::from_millis(TICK_MS));
+            }
+        })
+        .expect("spawning the epoch ticker");
+}
+
+/// How components were loaded, for benchmarks and `plugins inspect`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LoadReport {
+    pub plugin: String,
+    pub cache: CacheOutcome,
+    pub millis: f64,
+}
+
+/// The runtime.
+pub struct Runtime {
+    engine: Engine,
+    judge_linker: Linker<PluginState>,
+    engine_linker: Linker<PluginState>,
+    cache: CompileCache,
+    pub registry: Registry,
+    judges: Mutex<HashMap<String, Arc<OnceCell<Arc<LoadedJudge>>>>>,
+    ask: OnceCell<(Arc<Manifest>, AskEnginePre<PluginState>)>,
+    loads: Mutex<Vec<LoadReport>>,
+}
+
+impl Runtime {
+    /// Builds the engine and linkers; components load on first use.
+    pub fn new(registry: Registry, cache: CompileCache) -> Result<Arc<Runtime>> {
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_component_instances(POOL_INSTANCES)
+            .total_core_instances(POOL_INSTANCES * 4)
+            .total_memories(POOL_INSTANCES * 2)
+            .total_tables(POOL_INSTANCES * 4)
+            .total_stacks(POOL_INSTANCES)
+            .max_memory_size((MAX_MEMORY_MIB << 20) as usize)
+            .max_core_instances_per_component(16)
+            .max_memories_per_component(4)
+            .max_tables_per_component(8);
+        let mut config = Config::new();
+        config
+            .wasm_component_model(true)
+            .epoch_interruption(true)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config)
+            .map_err(anyhow::Error::from)
+            .context("creating the wasmtime engine")?;
+        start_ticker(&engine);
+
+        let mut judge_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut judge_linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut judge_linker)?;
+
+        // Engines get WASI (no grants) and silt's own imports, not wasi:http.
+        let mut engine_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut engine_linker)?;
+        AskEngine::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut engine_linker, |s| s)?;
+
+        Ok(Arc::new(Runtime {
+            engine,
+            judge_linker,
+            engine_linker,
+            cache,
+            registry,
+            judges: Mutex::new(HashMap::new()),
+            ask: OnceCell::new(),
+            loads: Mutex::new(Vec::new()),
+        }))
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// What was loaded so far, and whether from the cache.
+    pub fn load_reports(&self) -> Vec<LoadReport> {
+        self.loads.lock().expect("load report lock").clone()
+    }
+
+    /// Compiles (or loads from the cache) the component of plugin `name`.
+    pub fn component(&self, name: &str) -> Result<(Arc<Manifest>, Component), CallError> {
+        let entry = self.registry.get(name)?;
+        let bytes = entry.bytes()?;
+        let started = std::time::Instant::now();
+        let (component, cache) = self
+            .cache
+            .load(&self.engine, &bytes)
+            .with_context(|| format!("compiling plugin '{name}'"))?;
+        self.loads
+            .lock()
+            .expect("load report lock")
+            .push(LoadReport {
+                plugin: name.into(),
+                cache,
+                millis: started.elapsed().as_secs_f64() * 1000.0,
+            });
+        Ok((entry.manifest.clone(), component))
+    }
+
+    /// The judge plugin `name`, loaded once.
+    pub async fn judge(&self, name: &str) -> Result<Arc<LoadedJudge>, CallError> {
+        let cell = {
+            let mut judges = self.judges.lock().expect("judge table lock");
+            judges.entry(name.to_string()).or_default().clone()
+        };
+        let judge = cell
+            .get_or_try_init(|| async {
+                let (manifest, component) = self.component(name)?;
+                if manifest.plugin.kind != PluginKind::Judge {
+                    return Err(CallError::InvalidRequest(format!(
+                        "plugin '{name}' is not a judge (it is a {:?} plugin)",
+                        manifest.plugin.kind
+                    )));
+                }
+                let pre = self
+                    .judge_linker
+                    .instantiate_pre(&component)
+                    .and_then(JudgePluginPre::new)
+                    .map_err(|e| PluginFailure::Start {
+                        plugin: name.into(),
+                        reason: format!("it does not fit the judge contract silt:judge@0.1.0: {e}"),
+                    })?;
+                Ok::<_, CallError>(Arc::new(
+                    LoadedJudge::load(self.engine.clone(), manifest, pre).await?,
+                ))
+            })
+            .await?;
+        Ok(judge.clone())
+    }
+
+    async fn ask_engine(&self) -> Result<&(Arc<Manifest>, AskEnginePre<PluginState>), CallError> {
+        self.ask
+            .get_or_try_init(|| async {
+                let (manifest, component) = self.component("ask")?;
+                let pre = self
+                    .engine_linker
+                    .instantiate_pre(&component)
+                    .and_then(AskEnginePre::new)
+                    .map_err(anyhow::Error::from)
+                    .context("linking the ask engine")?;
+                Ok::<_, CallError>((manifest, pre))
+            })
+            .await
+    }
+
+    /// Runs the ask engine on `request` with judge `judge_name`.
+    pub async fn ask(
+        &self,
+        judge_name: &str,
+        request: &crate::bindings::ask_engine::exports::silt::sieve::ask::AskRequest,
+    ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::ask::AskResult, CallError> {
+        use crate::bindings::ask_engine::exports::silt::sieve::ask::AskError;
+        let judge = self.judge(judge_name).await?;
+        let (manifest, pre) = self.ask_engine().await?;
+        let sandbox = Sandbox {
+            engine: &self.engine,
+            manifest,
+        };
+        let mut store = sandbox.store(Some(judge))?;
+        let outcome = tokio::time::timeout(sandbox.wall(), async {
+            let engine = pre.instantiate_async(&mut store).await?;
+            engine.silt_sieve_ask().call_ask(&mut store, request).await
+        })
+        .await;
+        match sandbox.finish(&store, outcome)? {
+            Ok(result) => Ok(result),
+            Err(AskError::InvalidRequest(m)) => Err(CallError::InvalidRequest(m)),
+            Err(AskError::JudgeFailed(m)) => Err(CallError::JudgeFailed(m)),
+        }
+    }
+
+    /// Instantiates judge `name` in a fresh store without calling it; for
+    /// benchmarks.
+    pub async fn instantiate_only(&self, name: &str) -> Result<Duration, CallError> {
+        let judge = self.judge(name).await?;
+        let started = std::time::Instant::now();
+        judge.instantiate_only().await?;
+        Ok(started.elapsed())
+    }
+}

@@ -1,0 +1,140 @@
+//! What one plugin call's `Store` holds: its WASI view (built from the
+//! manifest's grants), its limits, and for engines the judge it may ask.
+
+use std::sync::Arc;
+
+use wasmtime::ResourceLimiter;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{FsPerms, ResourceTable, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use super::http_policy::{HttpPolicy, PolicyHooks};
+use super::judge::LoadedJudge;
+use crate::plugins::manifest::Manifest;
+
+/// How much of a guest's stderr is kept, to explain a trap.
+const STDERR_KEEP: usize = 16 << 10;
+
+/// Refuses memory growth past a plugin's cap, remembering that it did so
+/// the failure can be reported as a memory limit rather than a bare trap.
+#[derive(Debug)]
+pub struct MemoryCap {
+    pub max_bytes: usize,
+    pub denied: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max_bytes {
+            self.denied = true;
+            wasmtime::bail!("memory limit of {} MiB reached", self.max_bytes >> 20);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+/// The state of one store.
+pub struct PluginState {
+    pub plugin: String,
+    wasi: WasiCtx,
+    table: ResourceTable,
+    http: WasiHttpCtx,
+    hooks: PolicyHooks,
+    pub stderr: MemoryOutputPipe,
+    pub memory: MemoryCap,
+    /// Epoch ticks (10 ms of guest execution each) used and allowed.
+    pub ticks_used: u64,
+    pub tick_budget: u64,
+    /// The judge an engine's `silt:judge` import forwards to.
+    pub judge: Option<Arc<LoadedJudge>>,
+    /// The time engines see through `silt:host/clock` (None: the system clock).
+    pub fixed_now: Option<f64>,
+}
+
+impl PluginState {
+    /// A state whose WASI view grants exactly what `manifest` says.
+    pub fn new(manifest: &Manifest) -> anyhow::Result<Self> {
+        let mut wasi = WasiCtx::builder();
+        let stderr = MemoryOutputPipe::new(STDERR_KEEP);
+        wasi.stderr(stderr.clone());
+        for dir in &manifest.grants.read {
+            let guest = dir
+                .to_str()
+                .ok_or_else(|| anyhow::anyhow!("grant {} is not UTF-8", dir.display()))?;
+            wasi.preopened_dir(dir, guest, FsPerms::ReadOnly)
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "plugin '{}' is granted {} but it cannot be opened: {e}",
+                        manifest.plugin.name,
+                        dir.display()
+                    )
+                })?;
+        }
+        for key in &manifest.grants.env {
+            if let Ok(value) = std::env::var(key) {
+                wasi.env(key, &value);
+            }
+        }
+        Ok(PluginState {
+            plugin: manifest.plugin.name.clone(),
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            hooks: PolicyHooks {
+                policy: HttpPolicy::new(&manifest.grants.http),
+            },
+            stderr,
+            memory: MemoryCap {
+                max_bytes: (manifest.limits.memory_mib << 20) as usize,
+                denied: false,
+            },
+            ticks_used: 0,
+            tick_budget: manifest.limits.cpu_ms.div_ceil(super::TICK_MS).max(1),
+            judge: None,
+            fixed_now: None,
+        })
+    }
+
+    /// The last line the guest wrote to stderr (a panic message, usually).
+    pub fn stderr_tail(&self) -> Option<String> {
+        let bytes = self.stderr.contents();
+        let text = String::from_utf8_lossy(&bytes);
+        text.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
+    }
+}
+
+impl WasiView for PluginState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for PluginState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.hooks,
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The tools silt serves, independent of transport: each parses its
+//! arguments, runs its engine through the runtime and shapes the result as
+//! JSON. The MCP server and the CLI both call these.
+
+pub mod ask;

@@ -1,0 +1,21 @@
+//! Hostile judge: allocates until something stops it.
+
+use hostile_bindings::{Guest, Item, JudgeError, JudgeInfo, Question, Response};
+
+struct Hostile;
+
+impl Guest for Hostile {
+    fn info() -> JudgeInfo {
+        hostile_bindings::info("alloc-bomb")
+    }
+
+    fn ask(question: Question, items: Vec<Item>) -> Result<Response, JudgeError> {
+        let _ = (&question, &items);
+        let mut hoard: Vec<Vec<u8>> = Vec::new();
+        loop {
+            hoard.push(std::hint::black_box(vec![7u8; 1 << 20]));
+        }
+    }
+}
+
+hostile_bindings::export_judge!(Hostile with_types_in hostile_bindings);

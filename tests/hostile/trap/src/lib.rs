@@ -1,0 +1,18 @@
+//! Hostile judge: traps.
+
+use hostile_bindings::{Guest, Item, JudgeError, JudgeInfo, Question, Response};
+
+struct Hostile;
+
+impl Guest for Hostile {
+    fn info() -> JudgeInfo {
+        hostile_bindings::info("trap")
+    }
+
+    fn ask(question: Question, items: Vec<Item>) -> Result<Response, JudgeError> {
+        let _ = (&question, &items);
+        panic!("hostile judge gave up")
+    }
+}
+
+hostile_bindings::export_judge!(Hostile with_types_in hostile_bindings);
