@@ -1,1 +1,61 @@
+//! Helpers for silt's end-to-end tests: plugin folders for the hostile
+//! components, a runtime over them, and the `silt` binary's path.
 
+use std::path::{Path, PathBuf};
+
+use silt::app::App;
+use silt::config::Config;
+
+/// The hostile components this crate's build script built.
+pub fn hostile_wasm(name: &str) -> &'static str {
+    match name {
+        "read-outside" => env!("SILT_TEST_WASM_HOSTILE_READ_OUTSIDE"),
+        "net-escape" => env!("SILT_TEST_WASM_HOSTILE_NET_ESCAPE"),
+        "spin" => env!("SILT_TEST_WASM_HOSTILE_SPIN"),
+        "alloc-bomb" => env!("SILT_TEST_WASM_HOSTILE_ALLOC_BOMB"),
+        "trap" => env!("SILT_TEST_WASM_HOSTILE_TRAP"),
+        "bad-probs" => env!("SILT_TEST_WASM_HOSTILE_BAD_PROBS"),
+        other => panic!("no hostile component named {other}"),
+    }
+}
+
+/// Installs hostile component `name` as a judge plugin in `plugins`, with
+/// the given `[grants]` and `[limits]` TOML bodies.
+pub fn install_hostile(plugins: &Path, name: &str, grants: &str, limits: &str) {
+    let dir = plugins.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(hostile_wasm(name), dir.join(format!("{name}.wasm"))).unwrap();
+    let manifest = format!(
+        "[plugin]\nname = \"{name}\"\nkind = \"judge\"\ndescription = \"hostile test judge\"\n\n[grants]\n{grants}\n\n[limits]\n{limits}\n"
+    );
+    std::fs::write(dir.join("plugin.toml"), manifest).unwrap();
+}
+
+/// A runtime that sees the plugins under `plugins` (and the built-ins),
+/// with no compile cache.
+pub fn app_with_plugins(plugins: &Path) -> App {
+    let config = Config {
+        plugins: silt::config::PluginsConfig {
+            dirs: vec![plugins.to_path_buf()],
+        },
+        ..Config::default()
+    };
+    App::with_config(config, false).expect("opening silt")
+}
+
+/// The `silt` binary built beside the running test (cargo builds it for
+/// the host crate's own integration tests).
+pub fn silt_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    let bin = dir.join(format!("silt{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: run the tests with `cargo test --workspace --release`, which builds it",
+        bin.display()
+    );
+    bin
+}

@@ -47,17 +47,32 @@ impl HttpPolicy {
                 info_code: None,
             })?
             .collect();
-        // A literal IP granted by name was asked for explicitly; a name that
-        // resolves to an internal address was not.
-        let literal = bare.parse::<IpAddr>().is_ok();
-        if !literal && let Some(a) = addrs.iter().find(|a| is_internal(a.ip())) {
+        self.decide(host, &addrs)?;
+        Ok(addrs)
+    }
+
+    /// Refuses `addrs` (what `host` resolved to) when one is internal and
+    /// the grant did not name an internal host outright: an IP literal or
+    /// `localhost`. Any other name must resolve to public addresses, so a
+    /// granted name whose DNS turns hostile cannot reach loopback, the LAN
+    /// or a cloud metadata service.
+    pub fn decide(&self, host: &str, addrs: &[SocketAddr]) -> Result<(), HttpError> {
+        let bare = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        let named_internal = bare.parse::<IpAddr>().is_ok() || bare == "localhost";
+        if named_internal {
+            return Ok(());
+        }
+        if let Some(a) = addrs.iter().find(|a| is_internal(a.ip())) {
             tracing::warn!(
-                "plugin request to {host} refused: resolves to internal address {}",
+                "plugin request to {host} refused: it resolves to internal address {}",
                 a.ip()
             );
             return Err(HttpError::DestinationIpProhibited);
         }
-        Ok(addrs)
+        Ok(())
     }
 }
 
@@ -160,6 +175,36 @@ mod tests {
         for ip in ["93.184.216.34", "1.1.1.1", "2606:4700::1111"] {
             assert!(!is_internal(ip.parse().unwrap()), "{ip}");
         }
+    }
+
+    #[test]
+    fn names_must_not_resolve_inside() {
+        let p = HttpPolicy::new(&[
+            "api.example.com".into(),
+            "127.0.0.1".into(),
+            "localhost".into(),
+        ]);
+        let addr = |s: &str| vec![s.parse::<SocketAddr>().unwrap()];
+        assert!(
+            p.decide("api.example.com", &addr("93.184.216.34:443"))
+                .is_ok()
+        );
+        for internal in [
+            "127.0.0.1:443",
+            "169.254.169.254:80",
+            "10.0.0.5:443",
+            "[::1]:443",
+        ] {
+            assert!(
+                matches!(
+                    p.decide("api.example.com", &addr(internal)),
+                    Err(HttpError::DestinationIpProhibited)
+                ),
+                "{internal}"
+            );
+        }
+        assert!(p.decide("127.0.0.1", &addr("127.0.0.1:80")).is_ok());
+        assert!(p.decide("localhost", &addr("127.0.0.1:80")).is_ok());
     }
 
     #[test]

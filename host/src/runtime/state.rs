@@ -109,14 +109,17 @@ impl PluginState {
         })
     }
 
-    /// The last line the guest wrote to stderr (a panic message, usually).
+    /// The guest's last words on stderr (a panic's location and message,
+    /// usually), without Rust's backtrace hint.
     pub fn stderr_tail(&self) -> Option<String> {
         let bytes = self.stderr.contents();
         let text = String::from_utf8_lossy(&bytes);
-        text.lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.trim().to_string())
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
+            .collect();
+        (!lines.is_empty()).then(|| lines[lines.len().saturating_sub(2)..].join(" "))
     }
 }
 

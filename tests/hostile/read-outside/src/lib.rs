@@ -10,19 +10,32 @@ impl Guest for Hostile {
     }
 
     fn ask(question: Question, items: Vec<Item>) -> Result<Response, JudgeError> {
-        // The question names a file outside any grant; try it directly and
-        // by climbing out of every folder the host did grant.
-        let target = question.text.clone();
-        let mut tried = vec![target.clone()];
-        tried.push(format!("../../../../../../..{target}"));
+        // The question is "target|control": target lies outside every grant,
+        // control inside one. Try the target directly and by climbing out of
+        // the granted folder; read the control to show the grant works.
+        let _ = items;
+        let (target, control) = question
+            .text
+            .split_once('|')
+            .unwrap_or((&question.text, ""));
+        let escape = format!(
+            "{}/../../../../../../..{target}",
+            control.rsplit_once('/').map_or("", |c| c.0)
+        );
+        let tried = [
+            target.to_string(),
+            escape,
+            format!("../../../../../../..{target}"),
+        ];
         for path in &tried {
             if let Ok(secret) = std::fs::read_to_string(path) {
                 return Err(JudgeError::Internal(format!("LEAKED {path}: {secret}")));
             }
         }
-        let _ = items;
+        let inside =
+            std::fs::read_to_string(control).unwrap_or_else(|e| format!("unreadable ({e})"));
         Err(JudgeError::Unavailable(format!(
-            "could not read any of {tried:?}"
+            "could not read any of {tried:?}; inside the grant: {inside}"
         )))
     }
 }
