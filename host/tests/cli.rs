@@ -1,0 +1,118 @@
+//! The `silt` binary from a shell: `ask` and `plugins`.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn silt(args: &[&str], stdin: &str) -> (bool, Value, String) {
+    let cache = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_silt"))
+        .args(args)
+        .env("SILT_CACHE_DIR", cache.path())
+        .env("SILT_PLUGIN_PATH", cache.path().join("none"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    (
+        out.status.success(),
+        serde_json::from_str(&stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn ask_judge_from_stdin() {
+    let (ok, out, err) = silt(
+        &[
+            "ask",
+            "judge",
+            "Does the ticket concern the database?",
+            "--yes",
+            "database queries, tables, migrations, indexes",
+            "--no",
+            "user interface, styling, layout",
+            "--top-k",
+            "1",
+        ],
+        r#"["button styling in the layout", {"id": "db", "text": "slow queries on the orders table"}]"#,
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out["results"].as_array().unwrap().len(), 1);
+    assert_eq!(out["results"][0]["id"], "db");
+    assert_eq!(out["items_scored"], 2);
+}
+
+#[test]
+fn ask_choose_and_score_take_repeated_flags() {
+    let (ok, out, err) = silt(
+        &[
+            "ask",
+            "choose",
+            "Which team?",
+            "--option",
+            "web=browser UI and CSS",
+            "--option",
+            "api=HTTP endpoints and auth",
+        ],
+        r#"["CSS overflow in the browser"]"#,
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out["results"][0]["choice"], "web");
+    let (ok, out, err) = silt(
+        &[
+            "ask",
+            "score",
+            "How bad?",
+            "--level",
+            "cosmetic",
+            "--level",
+            "crash and data loss",
+        ],
+        r#"["crash"]"#,
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out["results"][0]["level"], 1);
+}
+
+#[test]
+fn bad_items_are_refused_with_a_hint() {
+    let (ok, _, err) = silt(
+        &["ask", "judge", "q", "--yes", "y", "--no", "n"],
+        "not json",
+    );
+    assert!(!ok);
+    assert!(err.contains("must be a JSON list of strings"), "{err}");
+}
+
+#[test]
+fn inspect_lexical_shows_no_grants() {
+    let (ok, out, err) = silt(&["plugins", "inspect", "lexical", "--json"], "");
+    assert!(ok, "{err}");
+    assert_eq!(
+        out["grants"],
+        serde_json::json!({"read": [], "http": [], "env": []})
+    );
+    assert_eq!(
+        out["exports"],
+        serde_json::json!(["silt:judge/judge@0.1.0"])
+    );
+    assert_eq!(out["info"]["deterministic"], true);
+    assert!(
+        out["imports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| !i.as_str().unwrap().starts_with("wasi:http"))
+    );
+}

@@ -1,0 +1,184 @@
+//! `silt serve` as a child process, spoken to over stdio by rmcp's client:
+//! initialize, tools/list, and tools/call `sieve_ask` for each kind.
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use silt_e2e::silt_binary;
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+async fn start() -> (Client, tempfile::TempDir) {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(silt_binary());
+    cmd.arg("serve")
+        .env("SILT_CACHE_DIR", home.path().join("cache"))
+        .env("SILT_PLUGIN_PATH", home.path().join("plugins"))
+        .env("SILT_CONFIG", home.path().join("silt.toml"));
+    std::fs::write(home.path().join("silt.toml"), "judge = \"lexical\"\n").unwrap();
+    let transport = TokioChildProcess::new(cmd).expect("spawning silt serve");
+    let client = ().serve(transport).await.expect("MCP initialize");
+    (client, home)
+}
+
+async fn call(client: &Client, args: Value) -> CallToolResult {
+    let args = args.as_object().unwrap().clone();
+    client
+        .call_tool(CallToolRequestParams::new("sieve_ask").with_arguments(args))
+        .await
+        .expect("tools/call")
+}
+
+fn structured(result: &CallToolResult) -> Value {
+    assert_ne!(result.is_error, Some(true), "tool error: {result:?}");
+    let text: String = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .collect();
+    serde_json::from_str(&text).expect("the tool answers JSON")
+}
+
+fn assert_distribution(d: &Value, labels: &[&str]) {
+    let map = d.as_object().unwrap();
+    assert_eq!(map.keys().map(String::as_str).collect::<Vec<_>>(), labels);
+    let sum: f64 = map.values().map(|v| v.as_f64().unwrap()).sum();
+    assert!((sum - 1.0).abs() < 0.02, "sum {sum}");
+}
+
+#[tokio::test]
+async fn serve_answers_all_three_kinds_over_stdio() {
+    let (client, _home) = start().await;
+    let info = client.peer_info().expect("server info");
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("silt")
+    );
+
+    let tools = client.list_all_tools().await.unwrap();
+    let ask = tools
+        .iter()
+        .find(|t| t.name == "sieve_ask")
+        .expect("sieve_ask is listed");
+    assert_eq!(
+        ask.annotations.as_ref().and_then(|a| a.read_only_hint),
+        Some(true)
+    );
+    let schema = serde_json::to_value(&ask.input_schema).unwrap();
+    for field in ["question", "items", "kind", "judge", "top_k", "budget_usd"] {
+        assert!(
+            schema["properties"].get(field).is_some(),
+            "schema lacks {field}"
+        );
+    }
+
+    let judged = structured(
+        &call(&client, json!({
+            "question": "Does the ticket concern the database?",
+            "yes": "It is about database queries, tables, migrations or indexes.",
+            "no": "It is about the user interface, styling or layout.",
+            "items": [{"id": "ui", "text": "button styling broken in the settings layout"},
+                      {"id": "db", "text": "slow queries after the migration dropped an index"}],
+        }))
+        .await,
+    );
+    assert_eq!(judged["kind"], "judge");
+    assert_eq!(judged["items_scored"], 2);
+    assert_eq!(judged["judge"], "lexical");
+    assert_eq!(
+        judged["results"][0]["id"], "db",
+        "sorted by probability: {judged}"
+    );
+    assert!(judged["results"][0]["probability"].as_f64().unwrap() > 0.8);
+    assert!(judged["results"][1]["probability"].as_f64().unwrap() < 0.2);
+    for field in [
+        "tokens",
+        "input_tokens",
+        "output_tokens",
+        "requests",
+        "cache_hits",
+        "cost_usd",
+        "budget_exhausted",
+    ] {
+        assert!(judged.get(field).is_some(), "usage lacks {field}");
+    }
+
+    let chosen = structured(
+        &call(&client, json!({
+            "question": "Which team owns this ticket?", "kind": "choose",
+            "options": {"web": "browser UI, CSS, React components", "api": "HTTP endpoints, authentication, database",
+                        "none": "no listed team fits"},
+            "items": ["the CSS of the React login form overflows", "the endpoint rejects valid authentication tokens"],
+        }))
+        .await,
+    );
+    assert_eq!(chosen["results"][0]["choice"], "web");
+    assert_eq!(chosen["results"][1]["choice"], "api");
+    assert_distribution(
+        &chosen["results"][0]["probabilities"],
+        &["web", "api", "none"],
+    );
+
+    let scored = structured(
+        &call(&client, json!({
+            "question": "How badly does this hurt someone using the product today?", "kind": "score",
+            "levels": ["a cosmetic blemish", "an annoyance with a workaround", "a crash or data loss"],
+            "items": ["the app crashes and we lose data"],
+        }))
+        .await,
+    );
+    let row = &scored["results"][0];
+    assert_eq!(
+        (row["level"].as_u64(), row["label"].as_str()),
+        (Some(2), Some("a crash or data loss"))
+    );
+    assert!(row["expected"].as_f64().unwrap() > 1.0);
+    assert_distribution(
+        &row["probabilities"],
+        &[
+            "a cosmetic blemish",
+            "an annoyance with a workaround",
+            "a crash or data loss",
+        ],
+    );
+
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn bad_arguments_get_a_clear_tool_error() {
+    let (client, _home) = start().await;
+    let result = call(
+        &client,
+        json!({"question": "q", "items": ["a"], "kind": "choose"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    let text: String = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .collect();
+    assert!(text.contains("kind 'choose' needs `options`"), "{text}");
+
+    let result = call(
+        &client,
+        json!({"question": "q", "items": ["a"], "yes": "y", "no": "n", "judge": "nope"}),
+    )
+    .await;
+    let text: String = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .collect();
+    assert_eq!(result.is_error, Some(true));
+    assert!(
+        text.contains("no plugin named 'nope'") && text.contains("lexical"),
+        "{text}"
+    );
+    client.cancel().await.unwrap();
+}
