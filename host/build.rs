@@ -9,6 +9,7 @@ fn main() {
         workspace,
         &["silt-ask", "silt-judge-lexical"],
         &[
+            "Cargo.toml",
             "wit",
             "crates/silt-core",
             "crates/silt-guest",

@@ -16,7 +16,11 @@ fn main() {
     let workspace = here.parent().expect("tests/ sits in the workspace root");
     let packages: Vec<String> = HOSTILE.iter().map(|h| format!("hostile-{h}")).collect();
     let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
-    let built = guest_build::build(workspace, &packages, &["wit", "tests/hostile"]);
+    let built = guest_build::build(
+        workspace,
+        &packages,
+        &["Cargo.toml", "wit", "tests/hostile"],
+    );
     for (package, path) in built {
         let var = format!(
             "SILT_TEST_WASM_{}",

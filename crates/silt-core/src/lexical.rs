@@ -47,39 +47,70 @@ pub fn info() -> JudgeInfo {
     }
 }
 
+/// A question's criteria reduced to weighted term sets, computed once per
+/// question and reused for every item.
+#[derive(Debug, Clone)]
+pub struct Criteria {
+    /// Per criterion: (term, weight) pairs and their total weight.
+    sets: Vec<(Vec<(String, f64)>, f64)>,
+}
+
+impl Criteria {
+    /// Reads each criterion as `question` plus the criterion text.
+    pub fn new(question: &str, criteria: &[&str]) -> Self {
+        let sets: Vec<HashSet<String>> = criteria
+            .iter()
+            .map(|c| terms(&format!("{question} {c}")).into_iter().collect())
+            .collect();
+        let mut df: HashMap<&str, usize> = HashMap::new();
+        for set in &sets {
+            for t in set {
+                *df.entry(t.as_str()).or_default() += 1;
+            }
+        }
+        let k = sets.len() as f64;
+        let weighted = sets
+            .iter()
+            .map(|set| {
+                let mut terms: Vec<(String, f64)> = set
+                    .iter()
+                    .map(|t| {
+                        let n = df[t.as_str()] as f64;
+                        (t.clone(), (1.0 + (k - n + 0.5) / (n + 0.5)).ln())
+                    })
+                    .collect();
+                terms.sort_by(|a, b| a.0.cmp(&b.0));
+                let total = terms.iter().map(|t| t.1).sum();
+                (terms, total)
+            })
+            .collect();
+        Criteria { sets: weighted }
+    }
+
+    /// How much of each criterion `item` covers, in [0, 1].
+    pub fn coverage(&self, item: &str) -> Vec<f64> {
+        let item_terms: HashSet<String> = terms(item).into_iter().collect();
+        self.sets
+            .iter()
+            .map(|(set, total)| {
+                if *total <= 0.0 {
+                    return 0.0;
+                }
+                let hit: f64 = set
+                    .iter()
+                    .filter(|(t, _)| item_terms.contains(t))
+                    .map(|(_, w)| w)
+                    .sum();
+                hit / total
+            })
+            .collect()
+    }
+}
+
 /// How much of each criterion `item` covers, in [0, 1], one value per
 /// criterion text.
 pub fn coverage(question: &str, criteria: &[&str], item: &str) -> Vec<f64> {
-    let sets: Vec<HashSet<String>> = criteria
-        .iter()
-        .map(|c| terms(&format!("{question} {c}")).into_iter().collect())
-        .collect();
-    let mut df: HashMap<&str, usize> = HashMap::new();
-    for set in &sets {
-        for t in set {
-            *df.entry(t.as_str()).or_default() += 1;
-        }
-    }
-    let k = sets.len() as f64;
-    let weight = |t: &str| {
-        let n = df[t] as f64;
-        (1.0 + (k - n + 0.5) / (n + 0.5)).ln()
-    };
-    let item_terms: HashSet<String> = terms(item).into_iter().collect();
-    sets.iter()
-        .map(|set| {
-            let total: f64 = set.iter().map(|t| weight(t)).sum();
-            if total <= 0.0 {
-                return 0.0;
-            }
-            let hit: f64 = set
-                .iter()
-                .filter(|t| item_terms.contains(*t))
-                .map(|t| weight(t))
-                .sum();
-            hit / total
-        })
-        .collect()
+    Criteria::new(question, criteria).coverage(item)
 }
 
 /// `softmax(beta * x)`, computed stably.
@@ -94,6 +125,7 @@ pub fn softmax(x: &[f64], beta: f64) -> Vec<f64> {
 pub fn answer(question: &Question, items: &[Item]) -> Result<Response, JudgeError> {
     validate_question(question).map_err(JudgeError::InvalidQuestion)?;
     let criteria = question.space.criteria();
+    let scorer = Criteria::new(&question.text, &criteria);
     let shared_chars =
         question.text.chars().count() + criteria.iter().map(|c| c.chars().count()).sum::<usize>();
     let mut input_chars = 0;
@@ -101,7 +133,7 @@ pub fn answer(question: &Question, items: &[Item]) -> Result<Response, JudgeErro
         .iter()
         .map(|item| {
             input_chars += shared_chars + item.text.chars().count();
-            let p = softmax(&coverage(&question.text, &criteria, &item.text), BETA);
+            let p = softmax(&scorer.coverage(&item.text), BETA);
             match question.space {
                 AnswerSpace::Judge { .. } => Answer::YesProbability(p[0]),
                 _ => Answer::Distribution {
