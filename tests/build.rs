@@ -9,6 +9,7 @@ const HOSTILE: &[&str] = &[
     "alloc-bomb",
     "trap",
     "bad-probs",
+    "flood",
 ];
 
 fn main() {

@@ -15,6 +15,7 @@ pub fn hostile_wasm(name: &str) -> &'static str {
         "alloc-bomb" => env!("SILT_TEST_WASM_HOSTILE_ALLOC_BOMB"),
         "trap" => env!("SILT_TEST_WASM_HOSTILE_TRAP"),
         "bad-probs" => env!("SILT_TEST_WASM_HOSTILE_BAD_PROBS"),
+        "flood" => env!("SILT_TEST_WASM_HOSTILE_FLOOD"),
         other => panic!("no hostile component named {other}"),
     }
 }

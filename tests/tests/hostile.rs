@@ -192,3 +192,17 @@ async fn probabilities_summing_to_two_are_refused() {
     );
     assert!(err.contains("sum to 2.0000"), "{err}");
 }
+
+#[tokio::test]
+async fn a_flood_of_answers_hits_the_output_cap() {
+    let plugins = tempfile::tempdir().unwrap();
+    install_hostile(
+        plugins.path(),
+        "flood",
+        "",
+        "memory_mib = 128\ncpu_ms = 5000\nwall_ms = 10000\noutput_kib = 1024",
+    );
+    let app = app_with_plugins(plugins.path());
+    let (err, _) = contained(&app, "flood", "anything").await;
+    assert!(err.contains("over its output limit of 1024 KiB"), "{err}");
+}

@@ -30,15 +30,18 @@ async fn call(client: &Client, args: Value) -> CallToolResult {
         .expect("tools/call")
 }
 
-fn structured(result: &CallToolResult) -> Value {
-    assert_ne!(result.is_error, Some(true), "tool error: {result:?}");
-    let text: String = result
+fn text_of(result: &CallToolResult) -> String {
+    result
         .content
         .iter()
         .filter_map(|c| c.as_text())
         .map(|t| t.text.clone())
-        .collect();
-    serde_json::from_str(&text).expect("the tool answers JSON")
+        .collect()
+}
+
+fn structured(result: &CallToolResult) -> Value {
+    assert_ne!(result.is_error, Some(true), "tool error: {result:?}");
+    serde_json::from_str(&text_of(result)).expect("the tool answers JSON")
 }
 
 fn assert_distribution(d: &Value, labels: &[&str]) {
@@ -156,12 +159,7 @@ async fn bad_arguments_get_a_clear_tool_error() {
     )
     .await;
     assert_eq!(result.is_error, Some(true));
-    let text: String = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .collect();
+    let text = text_of(&result);
     assert!(text.contains("kind 'choose' needs `options`"), "{text}");
 
     let result = call(
@@ -169,12 +167,7 @@ async fn bad_arguments_get_a_clear_tool_error() {
         json!({"question": "q", "items": ["a"], "yes": "y", "no": "n", "judge": "nope"}),
     )
     .await;
-    let text: String = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .collect();
+    let text = text_of(&result);
     assert_eq!(result.is_error, Some(true));
     assert!(
         text.contains("no plugin named 'nope'") && text.contains("lexical"),

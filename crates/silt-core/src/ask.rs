@@ -275,6 +275,16 @@ mod tests {
         answer: fn(usize) -> Answer,
     }
 
+    impl Scripted {
+        fn new(cost_per_million: f64, answer: fn(usize) -> Answer) -> Self {
+            Scripted {
+                cost_per_million,
+                batches: vec![],
+                answer,
+            }
+        }
+    }
+
     impl Judge for Scripted {
         fn info(&mut self) -> JudgeInfo {
             JudgeInfo {
@@ -325,11 +335,7 @@ mod tests {
 
     #[test]
     fn batches_of_forty_and_sorted_rows() {
-        let mut j = Scripted {
-            cost_per_million: 0.0,
-            batches: vec![],
-            answer: |i| Answer::YesProbability((i % 10) as f64 / 10.0),
-        };
+        let mut j = Scripted::new(0.0, |i| Answer::YesProbability((i % 10) as f64 / 10.0));
         let out = run(&mut j, &judge_request(90)).unwrap();
         assert_eq!(j.batches, [40, 40, 10]);
         assert_eq!(out.items_scored, 90);
@@ -345,11 +351,7 @@ mod tests {
 
     #[test]
     fn threshold_and_top_k_cut_judge_rows() {
-        let mut j = Scripted {
-            cost_per_million: 0.0,
-            batches: vec![],
-            answer: |i| Answer::YesProbability(i as f64 / 10.0),
-        };
+        let mut j = Scripted::new(0.0, |i| Answer::YesProbability(i as f64 / 10.0));
         let mut req = judge_request(10);
         req.threshold = 0.5;
         req.top_k = Some(3);
@@ -364,11 +366,7 @@ mod tests {
     fn budget_stops_with_partial_results() {
         // 40 items x 100 tokens = 4000 tokens a batch; at $10 per million a
         // batch costs $0.04, so a $0.10 budget allows two of three batches.
-        let mut j = Scripted {
-            cost_per_million: 10.0,
-            batches: vec![],
-            answer: |_| Answer::YesProbability(0.5),
-        };
+        let mut j = Scripted::new(10.0, |_| Answer::YesProbability(0.5));
         let mut req = judge_request(120);
         req.budget_usd = 0.10;
         let out = run(&mut j, &req).unwrap();
@@ -380,11 +378,7 @@ mod tests {
 
     #[test]
     fn items_are_cut_to_max_chars() {
-        let mut j = Scripted {
-            cost_per_million: 0.0,
-            batches: vec![],
-            answer: |_| Answer::YesProbability(0.5),
-        };
+        let mut j = Scripted::new(0.0, |_| Answer::YesProbability(0.5));
         let mut req = judge_request(1);
         req.items[0].text = "é".repeat(500);
         req.max_chars = 100;
@@ -394,11 +388,7 @@ mod tests {
 
     #[test]
     fn invalid_answers_abort_the_call() {
-        let mut j = Scripted {
-            cost_per_million: 0.0,
-            batches: vec![],
-            answer: |_| Answer::YesProbability(2.0),
-        };
+        let mut j = Scripted::new(0.0, |_| Answer::YesProbability(2.0));
         let err = run(&mut j, &judge_request(3)).unwrap_err();
         assert!(
             matches!(&err, AskError::JudgeFailed(m) if m.contains("scripted") && m.contains("refused")),
@@ -408,11 +398,7 @@ mod tests {
 
     #[test]
     fn invalid_requests_are_refused_before_the_judge() {
-        let mut j = Scripted {
-            cost_per_million: 0.0,
-            batches: vec![],
-            answer: |_| Answer::YesProbability(0.5),
-        };
+        let mut j = Scripted::new(0.0, |_| Answer::YesProbability(0.5));
         for mutate in [
             (|r: &mut AskRequest| r.items.clear()) as fn(&mut AskRequest),
             |r| r.max_chars = 99,
@@ -433,14 +419,10 @@ mod tests {
 
     #[test]
     fn choose_and_score_shape() {
-        let mut j = Scripted {
-            cost_per_million: 0.0,
-            batches: vec![],
-            answer: |_| Answer::Distribution {
-                probabilities: vec![0.2, 0.5, 0.3],
-                pick: None,
-            },
-        };
+        let mut j = Scripted::new(0.0, |_| Answer::Distribution {
+            probabilities: vec![0.2, 0.5, 0.3],
+            pick: None,
+        });
         let opt = |l: &str| ChoiceOption {
             label: l.into(),
             criterion: l.into(),

@@ -62,11 +62,14 @@ impl CompileCache {
             return Ok((Component::new(engine, bytes)?, CacheOutcome::Disabled));
         };
         let path = dir.join(format!("{}.cwasm", Self::key(engine, bytes)));
-        if path.is_file() {
+        // Read, not mmap (`deserialize_file`): a mapped artifact that someone
+        // truncates or rewrites in place would crash this process (SIGBUS).
+        if let Ok(artifact) = std::fs::read(&path) {
             // SAFETY: files in this folder are written only by `store` below,
             // from `Component::serialize` of this same engine configuration
-            // (the key covers it). The folder is created private (0700).
-            match unsafe { Component::deserialize_file(engine, &path) } {
+            // (the key covers it), in a folder created private (0700).
+            // wasmtime checks the header and refuses a mismatched artifact.
+            match unsafe { Component::deserialize(engine, &artifact) } {
                 Ok(c) => return Ok((c, CacheOutcome::Hit)),
                 Err(e) => tracing::warn!(
                     "discarding unreadable cached component {}: {e}",

@@ -289,7 +289,14 @@ impl Runtime {
         })
         .await;
         match sandbox.finish(&store, outcome)? {
-            Ok(result) => Ok(result),
+            Ok(result) => {
+                PluginFailure::check_output(
+                    &manifest.plugin.name,
+                    ask_result_size(&result),
+                    &manifest.limits,
+                )?;
+                Ok(result)
+            }
             Err(AskError::InvalidRequest(m)) => Err(CallError::InvalidRequest(m)),
             Err(AskError::JudgeFailed(m)) => Err(CallError::JudgeFailed(m)),
         }
@@ -302,5 +309,22 @@ impl Runtime {
         let started = std::time::Instant::now();
         judge.instantiate_only().await?;
         Ok(started.elapsed())
+    }
+}
+
+/// Roughly how many bytes an ask result occupies.
+fn ask_result_size(r: &crate::bindings::ask_engine::exports::silt::sieve::ask::AskResult) -> usize {
+    use crate::bindings::ask_engine::exports::silt::sieve::ask::{LabelledProbability, Results};
+    let dist = |d: &[LabelledProbability]| d.iter().map(|p| p.label.len() + 8).sum::<usize>();
+    match &r.results {
+        Results::Judge(rows) => rows.iter().map(|x| x.id.len() + 8).sum(),
+        Results::Choose(rows) => rows
+            .iter()
+            .map(|x| x.id.len() + x.choice.len() + dist(&x.probabilities))
+            .sum(),
+        Results::Score(rows) => rows
+            .iter()
+            .map(|x| x.id.len() + x.label.len() + 16 + dist(&x.probabilities))
+            .sum(),
     }
 }

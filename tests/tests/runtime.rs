@@ -1,0 +1,121 @@
+//! The runtime's plumbing: the compile cache and config-chosen judges.
+
+use serde_json::json;
+use silt::app::App;
+use silt::config::{Config, PluginsConfig, ToolConfig};
+use silt::runtime::cache::CacheOutcome;
+use silt::tools::ask::{self, AskParams};
+use silt_e2e::install_hostile;
+
+fn params(judge: Option<&str>) -> AskParams {
+    let mut v = json!({"question": "Which team?", "kind": "choose",
+        "options": {"web": "browser CSS", "api": "HTTP endpoints"}, "items": ["CSS in the browser"]});
+    if let Some(j) = judge {
+        v["judge"] = json!(j);
+    }
+    serde_json::from_value(v).unwrap()
+}
+
+fn cached_app(cache: &std::path::Path) -> App {
+    App::with_config(
+        Config {
+            cache_dir: Some(cache.to_path_buf()),
+            ..Config::default()
+        },
+        true,
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn components_compile_once_then_load_from_the_cache() {
+    if std::env::var_os("SILT_CACHE_DIR").is_some() {
+        panic!("unset SILT_CACHE_DIR to run this test: it overrides the cache folder under test");
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let outcome = |app: &App| {
+        app.runtime
+            .load_reports()
+            .iter()
+            .map(|r| (r.plugin.clone(), r.cache))
+            .collect::<Vec<_>>()
+    };
+
+    let first = cached_app(cache.path());
+    ask::run(&first.runtime, &first.config, &params(None))
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome(&first),
+        [
+            ("lexical".into(), CacheOutcome::Miss),
+            ("ask".into(), CacheOutcome::Miss)
+        ]
+    );
+
+    let second = cached_app(cache.path());
+    ask::run(&second.runtime, &second.config, &params(None))
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome(&second),
+        [
+            ("lexical".into(), CacheOutcome::Hit),
+            ("ask".into(), CacheOutcome::Hit)
+        ]
+    );
+
+    // A damaged artifact is recompiled, never trusted.
+    let artifacts: Vec<_> = std::fs::read_dir(cache.path().join("components"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(artifacts.len(), 2);
+    for a in &artifacts {
+        std::fs::write(a.path(), b"not a compiled component").unwrap();
+    }
+    let third = cached_app(cache.path());
+    let out = ask::run(&third.runtime, &third.config, &params(None))
+        .await
+        .unwrap();
+    assert_eq!(out["results"][0]["choice"], "web");
+    assert_eq!(
+        outcome(&third),
+        [
+            ("lexical".into(), CacheOutcome::Miss),
+            ("ask".into(), CacheOutcome::Miss)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_config_picks_the_judge_and_a_call_overrides_it() {
+    let plugins = tempfile::tempdir().unwrap();
+    install_hostile(plugins.path(), "bad-probs", "", "");
+    let mut config = Config {
+        plugins: PluginsConfig {
+            dirs: vec![plugins.path().to_path_buf()],
+        },
+        ..Config::default()
+    };
+    config.tools.insert(
+        "sieve_ask".into(),
+        ToolConfig {
+            judge: Some("bad-probs".into()),
+        },
+    );
+    let app = App::with_config(config, false).unwrap();
+
+    let err = ask::run(&app.runtime, &app.config, &params(None))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("judge 'bad-probs'"),
+        "the configured judge answers: {err}"
+    );
+    let out = ask::run(&app.runtime, &app.config, &params(Some("lexical")))
+        .await
+        .unwrap();
+    assert_eq!(out["judge"], "lexical");
+}
