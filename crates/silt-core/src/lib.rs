@@ -5,6 +5,7 @@
 
 pub mod ask;
 pub mod budget;
+pub mod ledger;
 pub mod lexical;
 pub mod text;
 pub mod types;

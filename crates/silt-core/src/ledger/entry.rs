@@ -1,0 +1,144 @@
+//! One lesson (WHEN → PREFER) and the forgetting-curve formulas.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Seconds in a day.
+pub const DAY: f64 = 86_400.0;
+
+/// Where an entry stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Active,
+    /// Folded under an abstracted parent; revivable.
+    Dormant,
+    /// Faded, evicted, merged away or lost a contradiction.
+    Retired,
+}
+
+/// One heuristic, with Sediment's fields in Sediment's order. Fields silt
+/// does not know are kept in `extra` and written back unchanged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub when: String,
+    pub prefer: String,
+    pub id: String,
+    /// The stored base confidence, as of `decayed_at`.
+    pub confidence: f64,
+    pub created: f64,
+    pub last_confirmed: f64,
+    pub last_fired: f64,
+    pub hit_count: u64,
+    pub confirm_count: u64,
+    pub contradiction_count: u64,
+    pub status: Status,
+    pub note: String,
+    /// When decay was last folded into `confidence`. Sediment measures decay
+    /// from `last_confirmed` and overwrites it; silt keeps the two apart so
+    /// decay counts once and "last confirmed" keeps its meaning. Absent in a
+    /// Sediment file, where it equals `last_confirmed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decayed_at: Option<f64>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Entry {
+    /// A new active entry captured at `now`.
+    pub fn new(
+        id: String,
+        when: String,
+        prefer: String,
+        confidence: f64,
+        confirm_count: u64,
+        now: f64,
+    ) -> Self {
+        Entry {
+            when,
+            prefer,
+            id,
+            confidence,
+            created: now,
+            last_confirmed: now,
+            last_fired: now,
+            hit_count: 0,
+            confirm_count,
+            contradiction_count: 0,
+            status: Status::Active,
+            note: String::new(),
+            decayed_at: Some(now),
+            extra: Map::new(),
+        }
+    }
+
+    /// The time decay is measured from.
+    pub fn decay_origin(&self) -> f64 {
+        self.decayed_at.unwrap_or(self.last_confirmed)
+    }
+
+    /// 14 × (1 + confirm_count) days.
+    pub fn half_life_days(&self) -> f64 {
+        14.0 * (1.0 + self.confirm_count as f64)
+    }
+
+    /// confidence × 0.5 ^ (days since decay was folded in / half-life).
+    pub fn effective(&self, now: f64) -> f64 {
+        let days = (now - self.decay_origin()).max(0.0) / DAY;
+        self.confidence * 0.5f64.powf(days / self.half_life_days())
+    }
+
+    /// effective × (1 + ln(1 + hits)) × (1 + 0.2 × confirmations).
+    pub fn retention(&self, now: f64) -> f64 {
+        self.effective(now)
+            * (1.0 + (self.hit_count as f64).ln_1p())
+            * (1.0 + 0.2 * self.confirm_count as f64)
+    }
+
+    /// Folds decay up to `now` into the stored confidence.
+    pub fn fold_decay(&mut self, now: f64) {
+        self.confidence = self.effective(now);
+        self.decayed_at = Some(now);
+    }
+
+    /// "WHEN x -> PREFER y".
+    pub fn render(&self) -> String {
+        format!("WHEN {} -> PREFER {}", self.when, self.prefer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decay_halves_over_a_half_life() {
+        let mut e = Entry::new("a".into(), "w".into(), "p".into(), 0.6, 0, 0.0);
+        assert!((e.effective(14.0 * DAY) - 0.3).abs() < 1e-12);
+        e.confirm_count = 1;
+        assert!((e.effective(28.0 * DAY) - 0.3).abs() < 1e-12);
+        assert_eq!(e.effective(-5.0), 0.6);
+    }
+
+    #[test]
+    fn retention_uses_ln_1p() {
+        let mut e = Entry::new("a".into(), "w".into(), "p".into(), 0.5, 0, 0.0);
+        assert!((e.retention(0.0) - 0.5).abs() < 1e-12);
+        e.hit_count = 3;
+        e.confirm_count = 2;
+        let want = 0.5 * (1.0 + 4f64.ln()) * 1.4;
+        assert!((e.retention(0.0) - want).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sediment_json_round_trips_with_unknown_fields() {
+        let text = r#"{"when":"w","prefer":"p","id":"0a1b2c3d","confidence":0.3,"created":1.0,
+            "last_confirmed":2.0,"last_fired":3.0,"hit_count":1,"confirm_count":0,
+            "contradiction_count":0,"status":"active","note":"","tags":["x"]}"#;
+        let e: Entry = serde_json::from_str(text).unwrap();
+        assert_eq!(e.decay_origin(), 2.0);
+        assert_eq!(e.extra["tags"], serde_json::json!(["x"]));
+        let back = serde_json::to_value(&e).unwrap();
+        assert_eq!(back, serde_json::from_str::<Value>(text).unwrap());
+    }
+}

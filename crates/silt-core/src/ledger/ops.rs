@@ -1,0 +1,574 @@
+//! The cheap, every-call operations: recall, capture, confirm, contradict,
+//! homeostasis, review and the agent's judgments.
+
+use serde::{Deserialize, Serialize};
+
+use super::Params;
+use super::entry::{Entry, Status};
+use super::events::{Event, EventKind};
+use super::relate::Verdict;
+use super::similarity::text_sim;
+
+/// How a captured lesson turned out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Feedback {
+    Positive,
+    Negative,
+    Neutral,
+}
+
+/// A ledger held in memory.
+#[derive(Debug, Clone, Default)]
+pub struct Ledger {
+    pub entries: Vec<Entry>,
+    pub params: Params,
+}
+
+/// An entry id nobody holds.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("no entry with id '{0}'; list ids with sediment_stats")]
+pub struct UnknownId(pub String);
+
+/// What homeostasis did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Homeostasis {
+    pub retired: usize,
+    pub evicted: usize,
+    pub active: usize,
+}
+
+/// A pair the agent may judge.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    pub a_id: String,
+    pub b_id: String,
+    pub a: String,
+    pub b: String,
+    pub trigger_similarity: f64,
+    pub action_similarity: f64,
+}
+
+/// One verdict from the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Judgment {
+    pub a_id: String,
+    pub b_id: String,
+    pub verdict: Verdict,
+}
+
+/// A judgment that was not applied, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skipped {
+    pub a_id: String,
+    pub b_id: String,
+    pub reason: String,
+}
+
+/// What applying the agent's judgments did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Applied {
+    pub merged: usize,
+    pub contradictions_resolved: usize,
+    pub distinct: usize,
+    pub skipped: Vec<Skipped>,
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+impl Ledger {
+    pub fn new(entries: Vec<Entry>, params: Params) -> Self {
+        Ledger { entries, params }
+    }
+
+    pub fn index_of(&self, id: &str) -> Result<usize, UnknownId> {
+        self.entries
+            .iter()
+            .position(|e| e.id == id)
+            .ok_or_else(|| UnknownId(id.to_string()))
+    }
+
+    pub fn active_count(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.status == Status::Active)
+            .count()
+    }
+
+    /// The top `k` active lessons for `context`, by lexical similarity to
+    /// "when prefer" times effective confidence; each one returned fires.
+    pub fn recall(&mut self, context: &str, k: usize, now: f64) -> (Vec<usize>, Vec<Event>) {
+        let mut scored: Vec<(usize, f64)> = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.status == Status::Active)
+            .map(|(i, e)| {
+                (
+                    i,
+                    text_sim(context, &format!("{} {}", e.when, e.prefer)) * e.effective(now),
+                )
+            })
+            .filter(|(_, s)| *s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.truncate(k);
+        let mut events = Vec::new();
+        for (i, score) in &scored {
+            let e = &mut self.entries[*i];
+            e.last_fired = now;
+            e.hit_count += 1;
+            events.push(Event::new(
+                now,
+                EventKind::Fired,
+                &e.id,
+                vec![],
+                format!("recalled with score {:.3}", score),
+            ));
+        }
+        (scored.into_iter().map(|(i, _)| i).collect(), events)
+    }
+
+    /// Records a new lesson under `id`.
+    pub fn capture(
+        &mut self,
+        id: String,
+        when: &str,
+        prefer: &str,
+        feedback: Feedback,
+        now: f64,
+    ) -> (usize, Vec<Event>) {
+        let (confidence, confirmations) = match feedback {
+            Feedback::Positive => (0.55, 1),
+            Feedback::Negative => (0.10, 0),
+            Feedback::Neutral => (0.30, 0),
+        };
+        let entry = Entry::new(
+            id,
+            when.to_string(),
+            prefer.to_string(),
+            confidence,
+            confirmations,
+            now,
+        );
+        let event = Event::new(
+            now,
+            EventKind::Captured,
+            &entry.id,
+            vec![],
+            format!("{feedback:?} feedback").to_lowercase(),
+        );
+        self.entries.push(entry);
+        (self.entries.len() - 1, vec![event])
+    }
+
+    /// "That lesson worked": +0.15 on the effective confidence, one more
+    /// confirmation (a longer half-life). A dormant child is revived.
+    pub fn confirm(&mut self, id: &str, now: f64) -> Result<(usize, Vec<Event>), UnknownId> {
+        let i = self.index_of(id)?;
+        let e = &mut self.entries[i];
+        let mut events = Vec::new();
+        if e.status == Status::Dormant {
+            e.status = Status::Active;
+            events.push(Event::new(
+                now,
+                EventKind::Revived,
+                &e.id,
+                vec![],
+                "confirmed while dormant",
+            ));
+        }
+        e.confidence = (e.effective(now) + 0.15).min(1.0);
+        e.decayed_at = Some(now);
+        e.confirm_count += 1;
+        e.last_confirmed = now;
+        events.push(Event::new(
+            now,
+            EventKind::Confirmed,
+            &e.id,
+            vec![],
+            format!("confidence now {:.3}", e.confidence),
+        ));
+        Ok((i, events))
+    }
+
+    /// "That lesson failed": the effective confidence halves. Decay up to
+    /// now is folded in, so it is not applied a second time later.
+    pub fn contradict(&mut self, id: &str, now: f64) -> Result<(usize, Vec<Event>), UnknownId> {
+        let i = self.index_of(id)?;
+        let e = &mut self.entries[i];
+        e.contradiction_count += 1;
+        e.confidence = e.effective(now) * 0.5;
+        e.decayed_at = Some(now);
+        let event = Event::new(
+            now,
+            EventKind::Contradicted,
+            &e.id,
+            vec![],
+            format!("confidence now {:.3}", e.confidence),
+        );
+        Ok((i, vec![event]))
+    }
+
+    /// Decay, fade below the floor, evict over the cap.
+    pub fn homeostasis(&mut self, now: f64) -> (Homeostasis, Vec<Event>) {
+        let mut events = Vec::new();
+        let mut retired = 0;
+        for e in self
+            .entries
+            .iter_mut()
+            .filter(|e| e.status == Status::Active)
+        {
+            e.fold_decay(now);
+            if e.confidence < self.params.floor {
+                e.status = Status::Retired;
+                e.note = "faded below floor".into();
+                retired += 1;
+                events.push(Event::new(
+                    now,
+                    EventKind::Faded,
+                    &e.id,
+                    vec![],
+                    format!(
+                        "confidence {:.3} below floor {}",
+                        e.confidence, self.params.floor
+                    ),
+                ));
+            }
+        }
+        let mut active: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].status == Status::Active)
+            .collect();
+        let mut evicted = 0;
+        if active.len() > self.params.cap {
+            active.sort_by(|&a, &b| {
+                self.entries[b]
+                    .retention(now)
+                    .total_cmp(&self.entries[a].retention(now))
+            });
+            for &i in &active[self.params.cap..] {
+                let e = &mut self.entries[i];
+                e.status = Status::Retired;
+                e.note = "evicted (budget cap)".into();
+                evicted += 1;
+                events.push(Event::new(
+                    now,
+                    EventKind::Evicted,
+                    &e.id,
+                    vec![],
+                    format!(
+                        "retention {:.4} below the {} kept",
+                        e.retention(now),
+                        self.params.cap
+                    ),
+                ));
+            }
+        }
+        (
+            Homeostasis {
+                retired,
+                evicted,
+                active: self.active_count(),
+            },
+            events,
+        )
+    }
+
+    /// Active pairs whose triggers are similar enough to need a judgment.
+    pub fn review_candidates(&self) -> Vec<Candidate> {
+        let active: Vec<&Entry> = self
+            .entries
+            .iter()
+            .filter(|e| e.status == Status::Active)
+            .collect();
+        let triggers: Vec<&str> = active.iter().map(|e| e.when.as_str()).collect();
+        super::candidates::similar_pairs(&triggers, self.params.candidate_threshold)
+            .into_iter()
+            .map(|(i, j, sim)| Candidate {
+                a_id: active[i].id.clone(),
+                b_id: active[j].id.clone(),
+                a: active[i].render(),
+                b: active[j].render(),
+                trigger_similarity: round3(sim),
+                action_similarity: round3(text_sim(&active[i].prefer, &active[j].prefer)),
+            })
+            .collect()
+    }
+
+    /// Applies the agent's verdicts; each is applied or skipped with a reason.
+    pub fn apply_judgments(&mut self, judgments: &[Judgment], now: f64) -> (Applied, Vec<Event>) {
+        let mut applied = Applied::default();
+        let mut events = Vec::new();
+        for j in judgments {
+            let skip = |reason: String| Skipped {
+                a_id: j.a_id.clone(),
+                b_id: j.b_id.clone(),
+                reason,
+            };
+            if j.a_id == j.b_id {
+                applied
+                    .skipped
+                    .push(skip("a_id and b_id are the same entry".into()));
+                continue;
+            }
+            let (a, b) = match (self.index_of(&j.a_id), self.index_of(&j.b_id)) {
+                (Ok(a), Ok(b)) => (a, b),
+                (Err(e), _) | (_, Err(e)) => {
+                    applied.skipped.push(skip(e.to_string()));
+                    continue;
+                }
+            };
+            if let Some(e) = [a, b]
+                .into_iter()
+                .map(|i| &self.entries[i])
+                .find(|e| e.status != Status::Active)
+            {
+                applied.skipped.push(skip(
+                    format!("entry '{}' is {:?}, not active", e.id, e.status).to_lowercase(),
+                ));
+                continue;
+            }
+            events.push(Event::new(
+                now,
+                EventKind::Judged,
+                &j.a_id,
+                vec![j.b_id.clone()],
+                format!("agent verdict: {:?}", j.verdict).to_lowercase(),
+            ));
+            match j.verdict {
+                Verdict::Merge => {
+                    events.push(self.merge(a, b, now));
+                    applied.merged += 1;
+                }
+                Verdict::Contradict => {
+                    events.push(self.resolve(a, b, now));
+                    applied.contradictions_resolved += 1;
+                }
+                Verdict::Sibling | Verdict::Distinct => applied.distinct += 1,
+            }
+        }
+        (applied, events)
+    }
+
+    /// Folds one of two entries into the other (the higher retention keeps).
+    pub fn merge(&mut self, a: usize, b: usize, now: f64) -> Event {
+        let (keep, gone) = if self.entries[a].retention(now) >= self.entries[b].retention(now) {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let best = self.entries[a]
+            .effective(now)
+            .max(self.entries[b].effective(now));
+        let (hits, confirms, confirmed) = {
+            let g = &self.entries[gone];
+            (g.hit_count, g.confirm_count, g.last_confirmed)
+        };
+        let k = &mut self.entries[keep];
+        k.hit_count += hits;
+        k.confirm_count += confirms;
+        k.confidence = (best + 0.05).min(1.0);
+        k.decayed_at = Some(now);
+        k.last_confirmed = k.last_confirmed.max(confirmed);
+        let keep_id = k.id.clone();
+        let g = &mut self.entries[gone];
+        g.status = Status::Retired;
+        g.note = format!("merged into {keep_id}");
+        Event::new(
+            now,
+            EventKind::Merged,
+            &keep_id,
+            vec![g.id.clone()],
+            "same trigger, same action",
+        )
+    }
+
+    /// Keeps the stronger of two contradicting entries, with the other's
+    /// action as a boundary note.
+    pub fn resolve(&mut self, a: usize, b: usize, now: f64) -> Event {
+        let rank = |e: &Entry| (e.confirm_count, e.effective(now), e.last_confirmed);
+        let (ra, rb) = (rank(&self.entries[a]), rank(&self.entries[b]));
+        let a_wins = ra.0 > rb.0 || (ra.0 == rb.0 && (ra.1, ra.2) >= (rb.1, rb.2));
+        let (win, lose) = if a_wins { (a, b) } else { (b, a) };
+        let loser_prefer = self.entries[lose].prefer.clone();
+        let w = &mut self.entries[win];
+        w.note = format!(
+            "boundary: usually '{}'; exception toward '{}' when context differs",
+            w.prefer, loser_prefer
+        );
+        w.confidence = (w.effective(now) + 0.05).min(1.0);
+        w.decayed_at = Some(now);
+        let win_id = w.id.clone();
+        let l = &mut self.entries[lose];
+        l.status = Status::Retired;
+        l.note = format!("lost contradiction to {win_id}");
+        Event::new(
+            now,
+            EventKind::Resolved,
+            &win_id,
+            vec![l.id.clone()],
+            "same trigger, opposite action: kept as a boundary rule",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::DAY;
+
+    const NOW: f64 = 1_750_000_000.0;
+
+    fn ledger_with(rows: &[(&str, &str, &str)]) -> Ledger {
+        let mut l = Ledger::new(vec![], Params::default());
+        for (id, w, p) in rows {
+            l.capture(id.to_string(), w, p, Feedback::Neutral, NOW);
+        }
+        l
+    }
+
+    #[test]
+    fn capture_sets_confidence_by_feedback() {
+        let mut l = Ledger::default();
+        for (id, f, c, n) in [
+            ("p", Feedback::Positive, 0.55, 1),
+            ("n", Feedback::Negative, 0.10, 0),
+            ("u", Feedback::Neutral, 0.30, 0),
+        ] {
+            let (i, ev) = l.capture(id.into(), "w", "p", f, NOW);
+            assert_eq!(
+                (l.entries[i].confidence, l.entries[i].confirm_count),
+                (c, n)
+            );
+            assert_eq!(ev[0].kind, EventKind::Captured);
+        }
+    }
+
+    #[test]
+    fn recall_ranks_active_lessons_and_fires_them() {
+        let mut l = ledger_with(&[
+            ("a", "building a prompt for Claude", "use XML tags"),
+            ("b", "deploying a database", "take a backup first"),
+            ("c", "prompt for Claude models", "be direct"),
+        ]);
+        l.entries[2].status = Status::Retired;
+        let (hits, events) = l.recall("building a prompt for Claude", 5, NOW + 10.0);
+        // any shared trigram scores above 0, as in the reference; best first
+        assert_eq!(hits[0], 0);
+        assert!(!hits.contains(&2));
+        assert_eq!(
+            (l.entries[0].hit_count, l.entries[0].last_fired),
+            (1, NOW + 10.0)
+        );
+        assert_eq!(events[0].kind, EventKind::Fired);
+        assert_eq!(l.entries[2].hit_count, 0, "retired lessons never fire");
+    }
+
+    #[test]
+    fn contradict_counts_decay_once() {
+        // Sediment halves the effective confidence but leaves the decay origin,
+        // so decay already applied is applied again; silt folds it in.
+        let mut l = ledger_with(&[("a", "w", "p")]);
+        l.entries[0].confirm_count = 0;
+        let t1 = NOW + 14.0 * DAY; // one half-life: 0.30 -> 0.15
+        l.contradict("a", t1).unwrap();
+        assert!((l.entries[0].effective(t1) - 0.075).abs() < 1e-12);
+        let t2 = t1 + 14.0 * DAY; // one more half-life from t1, not from NOW
+        assert!((l.entries[0].effective(t2) - 0.0375).abs() < 1e-12);
+        assert_eq!(
+            l.entries[0].last_confirmed, NOW,
+            "a contradiction is not a confirmation"
+        );
+    }
+
+    #[test]
+    fn homeostasis_keeps_last_confirmed() {
+        let mut l = ledger_with(&[("a", "w", "p")]);
+        l.homeostasis(NOW + 3.0 * DAY);
+        assert_eq!(l.entries[0].last_confirmed, NOW);
+        assert_eq!(l.entries[0].decayed_at, Some(NOW + 3.0 * DAY));
+        let before = l.entries[0].effective(NOW + 10.0 * DAY);
+        l.homeostasis(NOW + 6.0 * DAY);
+        assert!(
+            (l.entries[0].effective(NOW + 10.0 * DAY) - before).abs() < 1e-12,
+            "folding decay twice changes nothing"
+        );
+    }
+
+    #[test]
+    fn homeostasis_evicts_the_weakest_over_the_cap() {
+        let mut l = ledger_with(&[("a", "w1", "p"), ("b", "w2", "p"), ("c", "w3", "p")]);
+        l.params.cap = 2;
+        l.entries[1].hit_count = 5;
+        l.entries[2].confirm_count = 2;
+        let (h, events) = l.homeostasis(NOW);
+        assert_eq!((h.retired, h.evicted, h.active), (0, 1, 2));
+        assert_eq!(l.entries[0].note, "evicted (budget cap)");
+        assert_eq!(events[0].kind, EventKind::Evicted);
+    }
+
+    #[test]
+    fn confirm_revives_a_dormant_child_and_refuses_unknown_ids() {
+        let mut l = ledger_with(&[("a", "w", "p")]);
+        l.entries[0].status = Status::Dormant;
+        let (_, events) = l.confirm("a", NOW).unwrap();
+        assert_eq!(l.entries[0].status, Status::Active);
+        assert_eq!(events[0].kind, EventKind::Revived);
+        assert!((l.entries[0].confidence - 0.45).abs() < 1e-12);
+        let err = l.confirm("nope", NOW).unwrap_err().to_string();
+        assert!(err.contains("sediment_stats"), "{err}");
+    }
+
+    #[test]
+    fn every_judgment_is_applied_or_skipped_with_a_reason() {
+        let mut l = ledger_with(&[
+            ("a", "w", "use tabs"),
+            ("b", "w", "use spaces"),
+            ("c", "x", "p"),
+            ("d", "y", "p"),
+        ]);
+        let j = |a: &str, b: &str, v| Judgment {
+            a_id: a.into(),
+            b_id: b.into(),
+            verdict: v,
+        };
+        let (applied, _) = l.apply_judgments(
+            &[
+                j("a", "b", Verdict::Contradict),
+                j("a", "b", Verdict::Merge), // b is now retired
+                j("a", "zz", Verdict::Contradict),
+                j("c", "c", Verdict::Merge),
+                j("c", "d", Verdict::Distinct),
+            ],
+            NOW,
+        );
+        assert_eq!(
+            (
+                applied.merged,
+                applied.contradictions_resolved,
+                applied.distinct
+            ),
+            (0, 1, 1)
+        );
+        let reasons: Vec<&str> = applied.skipped.iter().map(|s| s.reason.as_str()).collect();
+        assert_eq!(reasons.len(), 3);
+        assert!(reasons[0].contains("'b' is retired"), "{reasons:?}");
+        assert!(reasons[1].contains("no entry with id 'zz'"), "{reasons:?}");
+        assert!(reasons[2].contains("same entry"), "{reasons:?}");
+    }
+
+    #[test]
+    fn review_lists_similar_pairs_rendered() {
+        let l = ledger_with(&[
+            ("a", "non-reasoning GPT target", "inject CoT"),
+            ("b", "non-reasoning GPT target", "keep it terse"),
+            ("c", "haiku", "5-7-5"),
+        ]);
+        let c = l.review_candidates();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].a, "WHEN non-reasoning GPT target -> PREFER inject CoT");
+        assert_eq!(c[0].trigger_similarity, 1.0);
+    }
+}

@@ -1,0 +1,439 @@
+//! The sleep pass: merge duplicates, resolve contradictions into boundary
+//! rules (repeated until nothing changes), then abstract clusters of
+//! siblings under a parent.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::entry::{Entry, Status};
+use super::events::{Event, EventKind};
+use super::ops::Ledger;
+use super::relate::{Lesson, RelationJudge, Verdict};
+use super::similarity::tokens;
+
+/// What one sleep pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SleepReport {
+    pub merged: usize,
+    pub contradictions_resolved: usize,
+    pub generalized: usize,
+}
+
+/// Rounds of the pairwise pass before giving up on reaching a fixed point.
+const MAX_ROUNDS: usize = 32;
+
+/// Runs the sleep pass. `new_id` names abstracted parents.
+pub fn sleep(
+    ledger: &mut Ledger,
+    judge: &mut dyn RelationJudge,
+    new_id: &mut dyn FnMut() -> String,
+    now: f64,
+) -> Result<(SleepReport, Vec<Event>), String> {
+    let mut report = SleepReport::default();
+    let mut events = Vec::new();
+    let mut siblings: Vec<(usize, usize)> = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        let judged = judge_candidates(ledger, judge)?;
+        siblings.clear();
+        let mut changed = false;
+        for ((a, b), verdict) in judged {
+            // an earlier verdict this round may have retired one of them
+            if ledger.entries[a].status != Status::Active
+                || ledger.entries[b].status != Status::Active
+            {
+                continue;
+            }
+            match verdict {
+                Verdict::Merge => {
+                    events.push(ledger.merge(a, b, now));
+                    report.merged += 1;
+                    changed = true;
+                }
+                Verdict::Contradict => {
+                    events.push(ledger.resolve(a, b, now));
+                    report.contradictions_resolved += 1;
+                    changed = true;
+                }
+                Verdict::Sibling => siblings.push((a, b)),
+                Verdict::Distinct => {}
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for cluster in clusters(&siblings, ledger.entries.len()) {
+        if cluster.len() >= ledger.params.abstraction_min
+            && let Some(event) = abstract_parent(ledger, &cluster, new_id(), now)
+        {
+            events.push(event);
+            report.generalized += 1;
+        }
+    }
+    Ok((report, events))
+}
+
+/// Two entries (by index) and the judge's verdict on them.
+type JudgedPair = ((usize, usize), Verdict);
+
+/// Candidate pairs among active entries and the judge's verdicts.
+fn judge_candidates(
+    ledger: &Ledger,
+    judge: &mut dyn RelationJudge,
+) -> Result<Vec<JudgedPair>, String> {
+    let active: Vec<usize> = (0..ledger.entries.len())
+        .filter(|&i| ledger.entries[i].status == Status::Active)
+        .collect();
+    let triggers: Vec<&str> = active
+        .iter()
+        .map(|&i| ledger.entries[i].when.as_str())
+        .collect();
+    let pairs: Vec<(usize, usize)> =
+        super::candidates::similar_pairs(&triggers, ledger.params.candidate_threshold)
+            .into_iter()
+            .map(|(i, j, _)| (active[i], active[j]))
+            .collect();
+    let lesson = |i: usize| Lesson {
+        when: &ledger.entries[i].when,
+        prefer: &ledger.entries[i].prefer,
+    };
+    let lessons: Vec<_> = pairs.iter().map(|&(a, b)| (lesson(a), lesson(b))).collect();
+    let verdicts = if lessons.is_empty() {
+        vec![]
+    } else {
+        judge.relate(&lessons)?
+    };
+    if verdicts.len() != pairs.len() {
+        return Err(format!(
+            "the judge returned {} verdicts for {} pairs",
+            verdicts.len(),
+            pairs.len()
+        ));
+    }
+    Ok(pairs.into_iter().zip(verdicts).collect())
+}
+
+/// Connected components of the sibling graph, members in ledger order.
+fn clusters(edges: &[(usize, usize)], n: usize) -> Vec<Vec<usize>> {
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for &(a, b) in edges {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        parent[ra.max(rb)] = ra.min(rb);
+    }
+    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for &(a, b) in edges {
+        for x in [a, b] {
+            let r = root(&mut parent, x);
+            let g = groups.entry(r).or_default();
+            if !g.contains(&x) {
+                g.push(x);
+            }
+        }
+    }
+    groups
+        .into_values()
+        .map(|mut g| {
+            g.sort_unstable();
+            g
+        })
+        .collect()
+}
+
+/// Creates the parent of `members` and folds them under it. None when the
+/// members' triggers share no word to name the parent by.
+fn abstract_parent(ledger: &mut Ledger, members: &[usize], id: String, now: f64) -> Option<Event> {
+    let first = &ledger.entries[members[0]];
+    let shared: Vec<String> = ordered_tokens(&first.when)
+        .into_iter()
+        .filter(|t| {
+            members
+                .iter()
+                .all(|&m| tokens(&ledger.entries[m].when).contains(t))
+        })
+        .collect();
+    if shared.is_empty() {
+        return None;
+    }
+    let strongest = *members
+        .iter()
+        .max_by(|&&a, &&b| {
+            let (ea, eb) = (&ledger.entries[a], &ledger.entries[b]);
+            ea.confirm_count
+                .cmp(&eb.confirm_count)
+                .then(ea.effective(now).total_cmp(&eb.effective(now)))
+                .then(b.cmp(&a))
+        })
+        .expect("a cluster has members");
+    let best = members
+        .iter()
+        .map(|&m| ledger.entries[m].effective(now))
+        .fold(0.0, f64::max);
+    let mut parent = Entry::new(
+        id,
+        format!("(general) {}", shared.join(" ")),
+        ledger.entries[strongest].prefer.clone(),
+        (best + 0.1).min(1.0),
+        members
+            .iter()
+            .map(|&m| ledger.entries[m].confirm_count)
+            .sum(),
+        now,
+    );
+    parent.hit_count = members.iter().map(|&m| ledger.entries[m].hit_count).sum();
+    parent.note = "abstracted parent".into();
+    let mut children = Vec::new();
+    for &m in members {
+        let e = &mut ledger.entries[m];
+        e.status = Status::Dormant;
+        e.note = format!("folded under {}", parent.id);
+        children.push(e.id.clone());
+    }
+    let event = Event::new(
+        now,
+        EventKind::Abstracted,
+        &parent.id,
+        children,
+        format!("{} siblings share the action", members.len()),
+    );
+    ledger.entries.push(parent);
+    Some(event)
+}
+
+/// The `[a-z0-9]+` tokens of `s` in order of first appearance.
+fn ordered_tokens(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in s
+        .to_lowercase()
+        .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
+    {
+        if !t.is_empty() && !out.iter().any(|o| o == t) {
+            out.push(t.to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::relate::LexicalRelations;
+    use crate::ledger::{DAY, Params};
+
+    const NOW: f64 = 1_750_000_000.0;
+
+    /// The seed's demo: (when, prefer, confirmations = hits, confidence, days since confirmed).
+    pub(crate) fn demo() -> Ledger {
+        let rows: [(&str, &str, u64, f64, f64); 10] = [
+            (
+                "target model is Claude",
+                "use XML delimiter tags for structure",
+                4,
+                0.6,
+                0.0,
+            ),
+            (
+                "when the model is Claude / Anthropic",
+                "wrap sections in XML tags",
+                2,
+                0.5,
+                0.0,
+            ),
+            (
+                "Anthropic model as target",
+                "structure with XML style tags",
+                3,
+                0.55,
+                0.0,
+            ),
+            (
+                "non-reasoning GPT target",
+                "inject explicit step-by-step CoT",
+                5,
+                0.7,
+                0.0,
+            ),
+            (
+                "non-reasoning GPT target",
+                "do not inject CoT, keep it terse",
+                1,
+                0.3,
+                0.0,
+            ),
+            (
+                "user asks for a haiku generator",
+                "default to 5-7-5 syllables",
+                1,
+                0.5,
+                120.0,
+            ),
+            (
+                "trading prompt for XAUUSD",
+                "anchor reasoning on HTF bias first",
+                3,
+                0.6,
+                0.0,
+            ),
+            (
+                "trading prompt for crypto perps",
+                "anchor reasoning on HTF bias first",
+                2,
+                0.55,
+                0.0,
+            ),
+            (
+                "trading prompt for futures",
+                "anchor reasoning on HTF bias first",
+                2,
+                0.55,
+                0.0,
+            ),
+            (
+                "output must be valid JSON",
+                "append a self-verification checklist step",
+                6,
+                0.8,
+                0.0,
+            ),
+        ];
+        let entries = rows
+            .iter()
+            .enumerate()
+            .map(|(i, (w, p, n, c, days))| {
+                let mut e = Entry::new(
+                    format!("{i:08x}"),
+                    w.to_string(),
+                    p.to_string(),
+                    *c,
+                    *n,
+                    NOW - days * DAY,
+                );
+                e.hit_count = *n;
+                e
+            })
+            .collect();
+        Ledger::new(entries, Params::default())
+    }
+
+    fn ids() -> impl FnMut() -> String {
+        let mut n = 0;
+        move || {
+            n += 1;
+            format!("p{n:07}")
+        }
+    }
+
+    #[test]
+    fn the_deterministic_demo_ends_with_six_active() {
+        let mut ledger = demo();
+        assert_eq!(ledger.active_count(), 10);
+        let (h, _) = ledger.homeostasis(NOW);
+        assert_eq!((h.retired, h.evicted, h.active), (1, 0, 9));
+        assert_eq!(ledger.entries[5].note, "faded below floor");
+
+        let (report, events) = sleep(
+            &mut ledger,
+            &mut LexicalRelations(Params::default()),
+            &mut ids(),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(
+            report,
+            SleepReport {
+                merged: 0,
+                contradictions_resolved: 1,
+                generalized: 1
+            }
+        );
+        assert_eq!(ledger.active_count(), 6);
+
+        // the GPT pair: the five-times-confirmed lesson wins, with a boundary note
+        assert_eq!(ledger.entries[4].status, Status::Retired);
+        assert_eq!(ledger.entries[4].note, "lost contradiction to 00000003");
+        assert!(
+            ledger.entries[3]
+                .note
+                .starts_with("boundary: usually 'inject explicit step-by-step CoT'")
+        );
+        // the trading trio: dormant children under one parent
+        let parent = ledger.entries.last().unwrap();
+        assert_eq!(parent.when, "(general) trading prompt for");
+        assert_eq!(parent.prefer, "anchor reasoning on HTF bias first");
+        assert_eq!((parent.confirm_count, parent.hit_count), (7, 7));
+        assert!((parent.confidence - 0.7).abs() < 1e-9);
+        for child in &ledger.entries[6..9] {
+            assert_eq!(child.status, Status::Dormant);
+            assert_eq!(child.note, format!("folded under {}", parent.id));
+        }
+        // the XML trio is untouched: a lexical judge cannot see it is one lesson
+        assert!(
+            ledger.entries[..3]
+                .iter()
+                .all(|e| e.status == Status::Active && e.note.is_empty())
+        );
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| e.kind == EventKind::Abstracted)
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn the_same_lesson_said_twice_merges() {
+        let mut ledger = Ledger::new(vec![], Params::default());
+        ledger.capture(
+            "a".into(),
+            "writing a SQL migration",
+            "wrap it in a transaction",
+            crate::ledger::ops::Feedback::Positive,
+            NOW,
+        );
+        ledger.capture(
+            "b".into(),
+            "writing an SQL migration",
+            "wrap the migration in a transaction",
+            crate::ledger::ops::Feedback::Neutral,
+            NOW,
+        );
+        let (report, _) = sleep(
+            &mut ledger,
+            &mut LexicalRelations(Params::default()),
+            &mut ids(),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(report.merged, 1);
+        assert_eq!(ledger.active_count(), 1);
+        let kept = ledger
+            .entries
+            .iter()
+            .find(|e| e.status == Status::Active)
+            .unwrap();
+        assert_eq!(kept.id, "a");
+        assert!((kept.confidence - 0.60).abs() < 1e-9);
+    }
+
+    #[test]
+    fn two_siblings_are_not_enough_to_abstract() {
+        let mut ledger = demo();
+        ledger.entries.truncate(8); // drop the futures sibling and the JSON lesson
+        let (report, _) = sleep(
+            &mut ledger,
+            &mut LexicalRelations(Params::default()),
+            &mut ids(),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(report.generalized, 0);
+    }
+}
