@@ -7,7 +7,7 @@ fn main() {
     let workspace = host.parent().expect("host/ sits in the workspace root");
     let built = guest_build::build(
         workspace,
-        &["silt-ask", "silt-judge-lexical"],
+        &["silt-ask", "silt-judge-lexical", "silt-ledger"],
         &[
             "Cargo.toml",
             "wit",

@@ -21,4 +21,30 @@ pub mod ask_engine {
     });
 }
 
+/// A judge that also relates lessons (exports `silt:judge/relate`).
+pub mod lesson_judge {
+    wasmtime::component::bindgen!({
+        path: "../wit/judge",
+        world: "silt:judge/lesson-judge-plugin",
+        imports: { default: async },
+        exports: { default: async },
+        with: { "silt:judge/types": crate::bindings::judge::silt::judge::types },
+    });
+}
+
+/// The ledger engine: exports `silt:ledger/engine`, imports `relate`,
+/// fresh ids and the log.
+pub mod ledger_engine {
+    wasmtime::component::bindgen!({
+        path: ["../wit/judge", "../wit/host", "../wit/ledger"],
+        world: "silt:ledger/ledger-engine",
+        imports: { default: async | trappable },
+        exports: { default: async },
+        with: {
+            "silt:judge/types": crate::bindings::judge::silt::judge::types,
+            "silt:host/log": crate::bindings::ask_engine::silt::host::log,
+        },
+    });
+}
+
 pub use judge::silt::judge::types;

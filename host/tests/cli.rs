@@ -105,7 +105,7 @@ fn inspect_lexical_shows_no_grants() {
     );
     assert_eq!(
         out["exports"],
-        serde_json::json!(["silt:judge/judge@0.1.0"])
+        serde_json::json!(["silt:judge/judge@0.1.0", "silt:judge/relate@0.1.0"])
     );
     assert_eq!(out["info"]["deterministic"], true);
     assert!(
@@ -115,4 +115,34 @@ fn inspect_lexical_shows_no_grants() {
             .iter()
             .all(|i| !i.as_str().unwrap().starts_with("wasi:http"))
     );
+}
+
+#[test]
+fn demo_consolidates_ten_lessons_into_six() {
+    let (ok, out, err) = silt(&["demo", "--json", "--now", "1750000000"], "");
+    assert!(ok, "{err}");
+    assert_eq!(out["before"]["active"], 10);
+    assert_eq!(
+        out["consolidate"],
+        serde_json::json!({"retired": 1, "evicted": 0, "active": 9})
+    );
+    assert_eq!(
+        out["sleep"],
+        serde_json::json!({"merged": 0, "contradictions_resolved": 1, "generalized": 1})
+    );
+    assert_eq!(out["after"]["active"], 6);
+    let parent = out["after"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["note"] == "abstracted parent")
+        .unwrap();
+    assert_eq!(parent["when"], "(general) trading prompt for");
+    let dormant = out["after"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["status"] == "dormant")
+        .count();
+    assert_eq!(dormant, 3);
 }

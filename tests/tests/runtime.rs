@@ -119,3 +119,26 @@ async fn the_config_picks_the_judge_and_a_call_overrides_it() {
         .unwrap();
     assert_eq!(out["judge"], "lexical");
 }
+
+#[tokio::test]
+async fn a_judge_without_relate_cannot_run_the_sleep_pass() {
+    let plugins = tempfile::tempdir().unwrap();
+    install_hostile(plugins.path(), "bad-probs", "", "");
+    let config = Config {
+        plugins: PluginsConfig {
+            dirs: vec![plugins.path().to_path_buf()],
+        },
+        ..Config::default()
+    };
+    let app = App::with_config(config, false).unwrap();
+    let params = silt::runtime::ledger::default_params();
+    let err = app
+        .runtime
+        .open_ledger("bad-probs", &params)
+        .await
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("cannot relate lessons"), "{err}");
+    assert!(app.runtime.open_ledger("lexical", &params).await.is_ok());
+}

@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod bench;
+pub mod demo;
 pub mod plugins;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,8 @@ pub enum Command {
     /// List or inspect plugins and their grants.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// Watch ten rotted lessons consolidate (the ledger engine on embedded defaults).
+    Demo(demo::DemoArgs),
     /// Measure the cost of the host -> engine -> judge chain and of cold start.
     Bench(bench::BenchArgs),
 }

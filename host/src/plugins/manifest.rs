@@ -173,6 +173,7 @@ mod tests {
         for (name, text) in [
             ("lexical", include_str!("../../builtin/lexical.toml")),
             ("ask", include_str!("../../builtin/ask.toml")),
+            ("ledger", include_str!("../../builtin/ledger.toml")),
         ] {
             let m = Manifest::parse(text, name).unwrap();
             assert_eq!(m.plugin.name, name);

@@ -20,6 +20,10 @@ const BUILTINS: &[(&str, &[u8])] = &[
         include_str!("../../builtin/ask.toml"),
         include_bytes!(env!("SILT_WASM_SILT_ASK")),
     ),
+    (
+        include_str!("../../builtin/ledger.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_LEDGER")),
+    ),
 ];
 
 /// Where a plugin's component comes from.

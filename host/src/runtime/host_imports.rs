@@ -10,6 +10,8 @@ use super::state::PluginState;
 
 impl types::Host for PluginState {}
 
+impl crate::bindings::ledger_engine::silt::ledger::types::Host for PluginState {}
+
 impl judge_import::Host for PluginState {
     async fn info(&mut self) -> wasmtime::Result<JudgeInfo> {
         match &self.judge {
@@ -57,5 +59,39 @@ impl clock::Host for PluginState {
                 .map(|d| d.as_secs_f64())
                 .unwrap_or(0.0)
         }))
+    }
+}
+
+impl crate::bindings::ledger_engine::silt::host::ids::Host for PluginState {
+    async fn next_id(&mut self) -> wasmtime::Result<String> {
+        Ok(new_id())
+    }
+}
+
+/// 8 lowercase hex characters from the process's random hasher keys.
+pub fn new_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    format!("{:08x}", h.finish() as u32)
+}
+
+impl crate::bindings::ledger_engine::silt::judge::relate::Host for PluginState {
+    async fn relate(
+        &mut self,
+        pairs: Vec<crate::bindings::ledger_engine::silt::judge::relate::LessonPair>,
+    ) -> wasmtime::Result<Result<Vec<types::Distribution>, JudgeError>> {
+        let Some(judge) = self.judge.clone() else {
+            wasmtime::bail!(
+                "engine '{}' asked for a judge but none was bound",
+                self.plugin
+            );
+        };
+        Ok(judge.relate(pairs).await)
     }
 }

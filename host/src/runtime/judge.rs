@@ -8,6 +8,10 @@ use super::Sandbox;
 use super::failure::PluginFailure;
 use super::state::PluginState;
 use crate::bindings::judge::JudgePluginPre;
+use crate::bindings::ledger_engine::silt::judge::relate as engine_relate;
+use crate::bindings::lesson_judge::LessonJudgePluginPre;
+use crate::bindings::lesson_judge::exports::silt::judge::relate as judge_relate;
+use crate::bindings::types::Distribution;
 use crate::bindings::types::{Item, JudgeError, JudgeInfo, Question, Response};
 use crate::plugins::manifest::Manifest;
 
@@ -17,6 +21,8 @@ pub struct LoadedJudge {
     pub info: JudgeInfo,
     engine: Engine,
     pre: JudgePluginPre<PluginState>,
+    /// Set when the component also exports `silt:judge/relate`.
+    relate_pre: Option<LessonJudgePluginPre<PluginState>>,
 }
 
 impl LoadedJudge {
@@ -25,6 +31,7 @@ impl LoadedJudge {
         engine: Engine,
         manifest: Arc<Manifest>,
         pre: JudgePluginPre<PluginState>,
+        relate_pre: Option<LessonJudgePluginPre<PluginState>>,
     ) -> Result<Self, PluginFailure> {
         let sandbox = Sandbox {
             engine: &engine,
@@ -43,6 +50,7 @@ impl LoadedJudge {
             info,
             engine,
             pre,
+            relate_pre,
         })
     }
 
@@ -84,6 +92,68 @@ impl LoadedJudge {
 }
 
 impl LoadedJudge {
+    /// Whether this judge can relate lessons (the ledger's sleep pass).
+    pub fn can_relate(&self) -> bool {
+        self.relate_pre.is_some()
+    }
+
+    /// Relates lesson pairs, with the plugin's limits; failures come back
+    /// as judge errors for the engine to report.
+    pub async fn relate(
+        &self,
+        pairs: Vec<engine_relate::LessonPair>,
+    ) -> Result<Vec<Distribution>, JudgeError> {
+        let Some(pre) = &self.relate_pre else {
+            return Err(JudgeError::Unsupported(format!(
+                "judge '{}' does not export silt:judge/relate, so it cannot relate lessons; use the lexical judge or review and apply judgments yourself",
+                self.manifest.plugin.name
+            )));
+        };
+        let lesson = |l: engine_relate::Lesson| judge_relate::Lesson {
+            when: l.when,
+            prefer: l.prefer,
+        };
+        let pairs: Vec<judge_relate::LessonPair> = pairs
+            .into_iter()
+            .map(|p| judge_relate::LessonPair {
+                a: lesson(p.a),
+                b: lesson(p.b),
+            })
+            .collect();
+        let sandbox = Sandbox {
+            engine: &self.engine,
+            manifest: &self.manifest,
+        };
+        let mut store = sandbox
+            .store(None)
+            .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
+        let outcome = tokio::time::timeout(sandbox.wall(), async {
+            let judge = pre.instantiate_async(&mut store).await?;
+            judge
+                .silt_judge_relate()
+                .call_relate(&mut store, &pairs)
+                .await
+        })
+        .await;
+        match sandbox.finish(&store, outcome) {
+            Ok(Ok(answers)) => {
+                let bytes = answers.iter().map(|d| 16 + 8 * d.probabilities.len()).sum();
+                PluginFailure::check_output(
+                    &self.manifest.plugin.name,
+                    bytes,
+                    &self.manifest.limits,
+                )
+                .map_err(|f| JudgeError::LimitExceeded(f.to_string()))?;
+                Ok(answers)
+            }
+            Ok(Err(e)) => Err(e),
+            Err(f @ (PluginFailure::Trapped { .. } | PluginFailure::Start { .. })) => {
+                Err(JudgeError::Internal(f.to_string()))
+            }
+            Err(f) => Err(JudgeError::LimitExceeded(f.to_string())),
+        }
+    }
+
     /// Creates a store and an instance, and drops them.
     pub async fn instantiate_only(&self) -> Result<(), PluginFailure> {
         let sandbox = Sandbox {

@@ -5,6 +5,7 @@ pub mod cache;
 pub mod failure;
 pub mod http_policy;
 pub mod judge;
+pub mod ledger;
 pub mod state;
 
 mod host_imports;
@@ -22,6 +23,8 @@ use wasmtime::{
 
 use crate::bindings::ask_engine::{AskEngine, AskEnginePre};
 use crate::bindings::judge::JudgePluginPre;
+use crate::bindings::ledger_engine::{LedgerEngine, LedgerEnginePre};
+use crate::bindings::lesson_judge::LessonJudgePluginPre;
 use crate::plugins::manifest::{MAX_MEMORY_MIB, Manifest, PluginKind};
 use crate::plugins::registry::{Registry, UnknownPlugin};
 use cache::{CacheOutcome, CompileCache};
@@ -143,10 +146,12 @@ pub struct Runtime {
     engine: Engine,
     judge_linker: Linker<PluginState>,
     engine_linker: Linker<PluginState>,
+    ledger_linker: Linker<PluginState>,
     cache: CompileCache,
     pub registry: Registry,
     judges: Mutex<HashMap<String, Arc<OnceCell<Arc<LoadedJudge>>>>>,
     ask: OnceCell<(Arc<Manifest>, AskEnginePre<PluginState>)>,
+    ledger: OnceCell<(Arc<Manifest>, LedgerEnginePre<PluginState>)>,
     loads: Mutex<Vec<LoadReport>>,
 }
 
@@ -182,14 +187,23 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_async(&mut engine_linker)?;
         AskEngine::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut engine_linker, |s| s)?;
 
+        let mut ledger_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut ledger_linker)?;
+        LedgerEngine::add_to_linker::<PluginState, HasSelf<PluginState>>(
+            &mut ledger_linker,
+            |s| s,
+        )?;
+
         Ok(Arc::new(Runtime {
             engine,
             judge_linker,
             engine_linker,
+            ledger_linker,
             cache,
             registry,
             judges: Mutex::new(HashMap::new()),
             ask: OnceCell::new(),
+            ledger: OnceCell::new(),
             loads: Mutex::new(Vec::new()),
         }))
     }
@@ -246,8 +260,14 @@ impl Runtime {
                         plugin: name.into(),
                         reason: format!("it does not fit the judge contract silt:judge@0.1.0: {e}"),
                     })?;
+                // A judge that also exports `relate` can serve the ledger.
+                let relate_pre = self
+                    .judge_linker
+                    .instantiate_pre(&component)
+                    .and_then(LessonJudgePluginPre::new)
+                    .ok();
                 Ok::<_, CallError>(Arc::new(
-                    LoadedJudge::load(self.engine.clone(), manifest, pre).await?,
+                    LoadedJudge::load(self.engine.clone(), manifest, pre, relate_pre).await?,
                 ))
             })
             .await?;
@@ -264,6 +284,24 @@ impl Runtime {
                     .and_then(AskEnginePre::new)
                     .map_err(anyhow::Error::from)
                     .context("linking the ask engine")?;
+                Ok::<_, CallError>((manifest, pre))
+            })
+            .await
+    }
+
+    /// The ledger engine, linked once.
+    pub(crate) async fn ledger_engine(
+        &self,
+    ) -> Result<&(Arc<Manifest>, LedgerEnginePre<PluginState>), CallError> {
+        self.ledger
+            .get_or_try_init(|| async {
+                let (manifest, component) = self.component("ledger")?;
+                let pre = self
+                    .ledger_linker
+                    .instantiate_pre(&component)
+                    .and_then(LedgerEnginePre::new)
+                    .map_err(anyhow::Error::from)
+                    .context("linking the ledger engine")?;
                 Ok::<_, CallError>((manifest, pre))
             })
             .await

@@ -3,3 +3,4 @@
 //! JSON. The MCP server and the CLI both call these.
 
 pub mod ask;
+pub mod sediment;

@@ -3,12 +3,14 @@
 
 wit_bindgen::generate!({
     path: "../../wit/judge",
-    world: "silt:judge/judge-plugin",
+    world: "silt:judge/lesson-judge-plugin",
     with: { "silt:judge/types@0.1.0": silt_guest::types },
 });
 
 use exports::silt::judge::judge::Guest;
-use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
+use exports::silt::judge::relate::{Guest as RelateGuest, LessonPair};
+use silt_core::ledger::relate::{Lesson, Verdict, lexical_verdict};
+use silt_guest::types::{Distribution, Item, JudgeError, JudgeInfo, Question, Response};
 
 struct Lexical;
 
@@ -22,6 +24,39 @@ impl Guest for Lexical {
         silt_core::lexical::answer(&question.into(), &items)
             .map(Into::into)
             .map_err(Into::into)
+    }
+}
+
+impl RelateGuest for Lexical {
+    /// The reference's deterministic rules (`lexical_verdict`), as certain
+    /// distributions over merge, contradict, sibling, distinct.
+    fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Distribution>, JudgeError> {
+        let params = silt_core::ledger::Params::default();
+        Ok(pairs
+            .iter()
+            .map(|p| {
+                let a = Lesson {
+                    when: &p.a.when,
+                    prefer: &p.a.prefer,
+                };
+                let b = Lesson {
+                    when: &p.b.when,
+                    prefer: &p.b.prefer,
+                };
+                let at = match lexical_verdict(&a, &b, &params) {
+                    Verdict::Merge => 0,
+                    Verdict::Contradict => 1,
+                    Verdict::Sibling => 2,
+                    Verdict::Distinct => 3,
+                };
+                let mut probabilities = vec![0.0; 4];
+                probabilities[at] = 1.0;
+                Distribution {
+                    probabilities,
+                    pick: Some(at as u32),
+                }
+            })
+            .collect())
     }
 }
 

@@ -4,6 +4,7 @@
 //! storage and ids come from the host.
 
 pub mod candidates;
+pub mod demo;
 pub mod entry;
 pub mod events;
 pub mod ops;

@@ -224,102 +224,13 @@ fn ordered_tokens(s: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::Params;
     use crate::ledger::relate::LexicalRelations;
-    use crate::ledger::{DAY, Params};
 
     const NOW: f64 = 1_750_000_000.0;
 
-    /// The seed's demo: (when, prefer, confirmations = hits, confidence, days since confirmed).
     pub(crate) fn demo() -> Ledger {
-        let rows: [(&str, &str, u64, f64, f64); 10] = [
-            (
-                "target model is Claude",
-                "use XML delimiter tags for structure",
-                4,
-                0.6,
-                0.0,
-            ),
-            (
-                "when the model is Claude / Anthropic",
-                "wrap sections in XML tags",
-                2,
-                0.5,
-                0.0,
-            ),
-            (
-                "Anthropic model as target",
-                "structure with XML style tags",
-                3,
-                0.55,
-                0.0,
-            ),
-            (
-                "non-reasoning GPT target",
-                "inject explicit step-by-step CoT",
-                5,
-                0.7,
-                0.0,
-            ),
-            (
-                "non-reasoning GPT target",
-                "do not inject CoT, keep it terse",
-                1,
-                0.3,
-                0.0,
-            ),
-            (
-                "user asks for a haiku generator",
-                "default to 5-7-5 syllables",
-                1,
-                0.5,
-                120.0,
-            ),
-            (
-                "trading prompt for XAUUSD",
-                "anchor reasoning on HTF bias first",
-                3,
-                0.6,
-                0.0,
-            ),
-            (
-                "trading prompt for crypto perps",
-                "anchor reasoning on HTF bias first",
-                2,
-                0.55,
-                0.0,
-            ),
-            (
-                "trading prompt for futures",
-                "anchor reasoning on HTF bias first",
-                2,
-                0.55,
-                0.0,
-            ),
-            (
-                "output must be valid JSON",
-                "append a self-verification checklist step",
-                6,
-                0.8,
-                0.0,
-            ),
-        ];
-        let entries = rows
-            .iter()
-            .enumerate()
-            .map(|(i, (w, p, n, c, days))| {
-                let mut e = Entry::new(
-                    format!("{i:08x}"),
-                    w.to_string(),
-                    p.to_string(),
-                    *c,
-                    *n,
-                    NOW - days * DAY,
-                );
-                e.hit_count = *n;
-                e
-            })
-            .collect();
-        Ledger::new(entries, Params::default())
+        Ledger::new(crate::ledger::demo::entries(NOW), Params::default())
     }
 
     fn ids() -> impl FnMut() -> String {

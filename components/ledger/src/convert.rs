@@ -1,0 +1,169 @@
+//! Between the WIT values and `silt_core::ledger`.
+
+use serde_json::{Map, Value};
+use silt_core::ledger::{self as core, ops};
+use silt_core::types::{Answer, AnswerSpace, ChoiceOption};
+
+use crate::silt::judge::types::Distribution;
+use crate::silt::ledger::types::{
+    Candidate, Entry, Event, EventKind, Judgment, Params, Status, Verdict,
+};
+
+pub fn params_in(p: &Params) -> core::Params {
+    core::Params {
+        floor: p.floor,
+        cap: p.cap as usize,
+        trigger_threshold: p.trigger_threshold,
+        action_threshold: p.action_threshold,
+        contradict_threshold: p.contradict_threshold,
+        candidate_threshold: p.candidate_threshold,
+        merge_threshold: p.merge_threshold,
+        abstraction_min: p.abstraction_min as usize,
+    }
+}
+
+pub fn entry_in(e: Entry) -> core::Entry {
+    let extra: Map<String, Value> = serde_json::from_str(&e.extra).unwrap_or_default();
+    core::Entry {
+        when: e.when,
+        prefer: e.prefer,
+        id: e.id,
+        confidence: e.confidence,
+        created: e.created,
+        last_confirmed: e.last_confirmed,
+        last_fired: e.last_fired,
+        hit_count: e.hit_count,
+        confirm_count: e.confirm_count,
+        contradiction_count: e.contradiction_count,
+        status: match e.status {
+            Status::Active => core::Status::Active,
+            Status::Dormant => core::Status::Dormant,
+            Status::Retired => core::Status::Retired,
+        },
+        note: e.note,
+        decayed_at: e.decayed_at,
+        extra,
+    }
+}
+
+pub fn entry_out(e: &core::Entry) -> Entry {
+    Entry {
+        when: e.when.clone(),
+        prefer: e.prefer.clone(),
+        id: e.id.clone(),
+        confidence: e.confidence,
+        created: e.created,
+        last_confirmed: e.last_confirmed,
+        last_fired: e.last_fired,
+        hit_count: e.hit_count,
+        confirm_count: e.confirm_count,
+        contradiction_count: e.contradiction_count,
+        status: match e.status {
+            core::Status::Active => Status::Active,
+            core::Status::Dormant => Status::Dormant,
+            core::Status::Retired => Status::Retired,
+        },
+        note: e.note.clone(),
+        decayed_at: e.decayed_at,
+        extra: Value::Object(e.extra.clone()).to_string(),
+    }
+}
+
+pub fn event_out(e: &core::events::Event) -> Event {
+    use core::events::EventKind as K;
+    let kind = match e.kind {
+        K::Captured => EventKind::Captured,
+        K::Fired => EventKind::Fired,
+        K::Confirmed => EventKind::Confirmed,
+        K::Contradicted => EventKind::Contradicted,
+        K::Revived => EventKind::Revived,
+        K::Faded => EventKind::Faded,
+        K::Evicted => EventKind::Evicted,
+        K::Merged => EventKind::Merged,
+        K::Resolved => EventKind::Resolved,
+        K::Abstracted => EventKind::Abstracted,
+        K::Judged => EventKind::Judged,
+    };
+    Event {
+        at: e.at,
+        kind,
+        id: e.id.clone(),
+        others: e.others.clone(),
+        reason: e.reason.clone(),
+    }
+}
+
+pub fn candidate_out(c: ops::Candidate) -> Candidate {
+    Candidate {
+        a_id: c.a_id,
+        b_id: c.b_id,
+        a: c.a,
+        b: c.b,
+        trigger_similarity: c.trigger_similarity,
+        action_similarity: c.action_similarity,
+    }
+}
+
+pub fn judgment_in(j: Judgment) -> ops::Judgment {
+    use core::relate::Verdict as V;
+    let verdict = match j.verdict {
+        Verdict::Merge => V::Merge,
+        Verdict::Contradict => V::Contradict,
+        Verdict::Sibling => V::Sibling,
+        Verdict::Distinct => V::Distinct,
+    };
+    ops::Judgment {
+        a_id: j.a_id,
+        b_id: j.b_id,
+        verdict,
+    }
+}
+
+/// The relations in the order `relate` reports them.
+const RELATIONS: [core::relate::Verdict; 4] = [
+    core::relate::Verdict::Merge,
+    core::relate::Verdict::Contradict,
+    core::relate::Verdict::Sibling,
+    core::relate::Verdict::Distinct,
+];
+
+/// Validates the judge's distributions like any choose answer and takes
+/// each one's most probable relation.
+pub fn verdicts(
+    answers: &[Distribution],
+    pairs: usize,
+) -> Result<Vec<core::relate::Verdict>, String> {
+    if answers.len() != pairs {
+        return Err(format!(
+            "the judge related {} pairs of {}",
+            answers.len(),
+            pairs
+        ));
+    }
+    let space = AnswerSpace::Choose(
+        ["merge", "contradict", "sibling", "distinct"]
+            .iter()
+            .map(|l| ChoiceOption {
+                label: l.to_string(),
+                criterion: l.to_string(),
+            })
+            .collect(),
+    );
+    answers
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let answer = Answer::Distribution {
+                probabilities: d.probabilities.clone(),
+                pick: d.pick,
+            };
+            silt_core::validate::validate_answer(&space, &answer)
+                .map_err(|e| format!("the judge's relation for pair {i} was refused: {e}"))?;
+            let best = d.pick.map(|p| p as usize).unwrap_or_else(|| {
+                let p = &d.probabilities;
+                (0..p.len()).fold(0, |b, j| if p[j] > p[b] { j } else { b })
+            });
+            Ok(RELATIONS[best])
+        })
+        .collect()
+}

@@ -1,0 +1,264 @@
+//! The ledger engine as a component: a `ledger` resource holding entries
+//! the host syncs in, running `silt_core::ledger` on them and handing back
+//! what changed.
+
+mod convert;
+
+wit_bindgen::generate!({
+    path: ["../../wit/judge", "../../wit/host", "../../wit/ledger"],
+    world: "silt:ledger/ledger-engine",
+    generate_all,
+});
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use exports::silt::ledger::engine::{Guest, GuestLedger};
+use silt::ledger::types::{
+    ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, LedgerError,
+    Params, Skipped, SleepReport,
+};
+use silt_core::ledger::{self as core, ops};
+
+/// The imported judge's `relate`, validated and reduced to verdicts.
+struct ImportedRelations;
+
+impl core::relate::RelationJudge for ImportedRelations {
+    fn relate(
+        &mut self,
+        pairs: &[(core::relate::Lesson<'_>, core::relate::Lesson<'_>)],
+    ) -> Result<Vec<core::relate::Verdict>, String> {
+        use silt::judge::relate::{Lesson, LessonPair};
+        let lesson = |l: &core::relate::Lesson<'_>| Lesson {
+            when: l.when.to_string(),
+            prefer: l.prefer.to_string(),
+        };
+        let pairs: Vec<LessonPair> = pairs
+            .iter()
+            .map(|(a, b)| LessonPair {
+                a: lesson(a),
+                b: lesson(b),
+            })
+            .collect();
+        let answers = silt::judge::relate::relate(&pairs)
+            .map_err(|e| format!("the judge could not relate lessons: {e:?}"))?;
+        convert::verdicts(&answers, pairs.len())
+    }
+}
+
+struct LedgerResource {
+    ledger: RefCell<ops::Ledger>,
+    /// Position of each id in `ledger.entries`.
+    index: RefCell<HashMap<String, usize>>,
+}
+
+impl LedgerResource {
+    /// The entries at `positions`, as WIT values.
+    fn entries_at(&self, positions: impl IntoIterator<Item = usize>) -> Vec<Entry> {
+        let l = self.ledger.borrow();
+        let mut seen = std::collections::BTreeSet::new();
+        positions
+            .into_iter()
+            .filter(|p| seen.insert(*p))
+            .map(|p| convert::entry_out(&l.entries[p]))
+            .collect()
+    }
+
+    /// Runs `op`, then reports every entry it changed or created.
+    fn changing<T>(
+        &self,
+        op: impl FnOnce(&mut ops::Ledger) -> (T, Vec<core::events::Event>),
+    ) -> (T, Change) {
+        let before: Vec<core::Entry> = self.ledger.borrow().entries.clone();
+        let (out, events) = op(&mut self.ledger.borrow_mut());
+        let changed: Vec<usize> = {
+            let l = self.ledger.borrow();
+            (0..l.entries.len())
+                .filter(|&i| before.get(i) != Some(&l.entries[i]))
+                .collect()
+        };
+        self.reindex();
+        let change = Change {
+            entries: self.entries_at(changed),
+            events: events.iter().map(convert::event_out).collect(),
+        };
+        (out, change)
+    }
+
+    fn reindex(&self) {
+        let l = self.ledger.borrow();
+        let mut index = self.index.borrow_mut();
+        if index.len() != l.entries.len() {
+            for (i, e) in l.entries.iter().enumerate().skip(index.len()) {
+                index.insert(e.id.clone(), i);
+            }
+        }
+    }
+}
+
+impl GuestLedger for LedgerResource {
+    fn new(params: Params) -> Self {
+        LedgerResource {
+            ledger: RefCell::new(ops::Ledger::new(vec![], convert::params_in(&params))),
+            index: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn sync(&self, entries: Vec<Entry>) {
+        let mut l = self.ledger.borrow_mut();
+        let mut index = self.index.borrow_mut();
+        for e in entries {
+            let e = convert::entry_in(e);
+            match index.get(&e.id) {
+                Some(&i) => l.entries[i] = e,
+                None => {
+                    index.insert(e.id.clone(), l.entries.len());
+                    l.entries.push(e);
+                }
+            }
+        }
+    }
+
+    fn size(&self) -> u32 {
+        self.ledger.borrow().entries.len() as u32
+    }
+
+    fn recall(&self, context: String, k: u32, now: f64) -> (Vec<Entry>, Change) {
+        let (hits, change) = self.changing(|l| l.recall(&context, k as usize, now));
+        let l = self.ledger.borrow();
+        (
+            hits.iter()
+                .map(|&i| convert::entry_out(&l.entries[i]))
+                .collect(),
+            change,
+        )
+    }
+
+    fn capture(
+        &self,
+        id: String,
+        when: String,
+        prefer: String,
+        feedback: Feedback,
+        now: f64,
+    ) -> Change {
+        let feedback = match feedback {
+            Feedback::Positive => ops::Feedback::Positive,
+            Feedback::Negative => ops::Feedback::Negative,
+            Feedback::Neutral => ops::Feedback::Neutral,
+        };
+        self.changing(|l| l.capture(id, &when, &prefer, feedback, now))
+            .1
+    }
+
+    fn confirm(&self, id: String, now: f64) -> Result<Change, LedgerError> {
+        self.ledger
+            .borrow()
+            .index_of(&id)
+            .map_err(|e| LedgerError::UnknownId(e.to_string()))?;
+        Ok(self
+            .changing(|l| l.confirm(&id, now).expect("checked above"))
+            .1)
+    }
+
+    fn contradict(&self, id: String, now: f64) -> Result<Change, LedgerError> {
+        self.ledger
+            .borrow()
+            .index_of(&id)
+            .map_err(|e| LedgerError::UnknownId(e.to_string()))?;
+        Ok(self
+            .changing(|l| l.contradict(&id, now).expect("checked above"))
+            .1)
+    }
+
+    fn homeostasis(&self, now: f64) -> (HomeostasisReport, Change) {
+        let (h, change) = self.changing(|l| l.homeostasis(now));
+        (
+            HomeostasisReport {
+                retired: h.retired as u32,
+                evicted: h.evicted as u32,
+                active: h.active as u32,
+            },
+            change,
+        )
+    }
+
+    fn sleep(&self, now: f64) -> Result<(SleepReport, Change), LedgerError> {
+        let mut failure = None;
+        let (report, change) = self.changing(|l| {
+            let mut next_id = || silt::host::ids::next_id();
+            match core::sleep::sleep(l, &mut ImportedRelations, &mut next_id, now) {
+                Ok(done) => done,
+                Err(e) => {
+                    failure = Some(e);
+                    (Default::default(), vec![])
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(LedgerError::JudgeFailed(e));
+        }
+        let r = SleepReport {
+            merged: report.merged as u32,
+            contradictions_resolved: report.contradictions_resolved as u32,
+            generalized: report.generalized as u32,
+        };
+        Ok((r, change))
+    }
+
+    fn review_candidates(&self) -> Vec<Candidate> {
+        self.ledger
+            .borrow()
+            .review_candidates()
+            .into_iter()
+            .map(convert::candidate_out)
+            .collect()
+    }
+
+    fn apply_judgments(&self, judgments: Vec<Judgment>, now: f64) -> (ApplyReport, Change) {
+        let judgments: Vec<ops::Judgment> =
+            judgments.into_iter().map(convert::judgment_in).collect();
+        let (a, change) = self.changing(|l| l.apply_judgments(&judgments, now));
+        let report = ApplyReport {
+            merged: a.merged as u32,
+            contradictions_resolved: a.contradictions_resolved as u32,
+            distinct: a.distinct as u32,
+            skipped: a
+                .skipped
+                .into_iter()
+                .map(|s| Skipped {
+                    a_id: s.a_id,
+                    b_id: s.b_id,
+                    reason: s.reason,
+                })
+                .collect(),
+        };
+        (report, change)
+    }
+
+    fn stats(&self, include_retired: bool, limit: u32, now: f64) -> Vec<Entry> {
+        let l = self.ledger.borrow();
+        let mut rows: Vec<&core::Entry> = l
+            .entries
+            .iter()
+            .filter(|e| include_retired || e.status != core::Status::Retired)
+            .collect();
+        rows.sort_by(|a, b| b.effective(now).total_cmp(&a.effective(now)));
+        rows.into_iter()
+            .take(limit as usize)
+            .map(convert::entry_out)
+            .collect()
+    }
+
+    fn candidate_pairs(&self) -> u32 {
+        self.ledger.borrow().review_candidates().len() as u32
+    }
+}
+
+struct Component;
+
+impl Guest for Component {
+    type Ledger = LedgerResource;
+}
+
+export!(Component);

@@ -1,0 +1,99 @@
+//! `silt demo`: the seed's ten rotted lessons, consolidated by the ledger
+//! engine component: decay and fading, then the sleep pass.
+
+use anyhow::Result;
+use serde_json::{Value, json};
+
+use crate::app::App;
+use crate::bindings::ledger_engine::silt::ledger::types::Entry;
+use crate::runtime::ledger::default_params;
+use crate::tools::sediment::{to_wit, view};
+
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// The judge for the sleep pass (it must export silt:judge/relate).
+    #[arg(long, default_value = "lexical")]
+    pub judge: String,
+    /// The time to run at, in unix seconds (default: now).
+    #[arg(long)]
+    pub now: Option<f64>,
+    /// JSON out.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn active(entries: &[Entry]) -> usize {
+    entries
+        .iter()
+        .filter(|e| e.status == crate::bindings::ledger_engine::silt::ledger::types::Status::Active)
+        .count()
+}
+
+fn print_entries(title: &str, entries: &[Entry], now: f64) {
+    println!("{title} ({} active)", active(entries));
+    for e in entries {
+        let v = view(e, now);
+        let mark = match v["status"].as_str() {
+            Some("active") => " ",
+            Some("dormant") => "~",
+            _ => "x",
+        };
+        println!(
+            "  {mark} [{}] {:.2}  WHEN {} -> PREFER {}",
+            e.id,
+            v["confidence"].as_f64().unwrap_or(0.0),
+            e.when,
+            e.prefer
+        );
+        if !e.note.is_empty() {
+            println!("               {}", e.note);
+        }
+    }
+}
+
+pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
+    let now = args.now.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0)
+    });
+    let seed: Vec<Entry> = silt_core::ledger::demo::entries(now)
+        .iter()
+        .map(to_wit)
+        .collect();
+    let mut session = app
+        .runtime
+        .open_ledger(&args.judge, &default_params())
+        .await?;
+    session.sync(&seed).await?;
+    let before = session.stats(true, 500, now).await?;
+    let (consolidate, _) = session.homeostasis(now).await?;
+    let (sleep, change) = session.sleep(now).await?;
+    let after = session.stats(true, 500, now).await?;
+    if args.json {
+        let out = json!({
+            "judge": args.judge,
+            "before": {"active": active(&before)},
+            "consolidate": {"retired": consolidate.retired, "evicted": consolidate.evicted, "active": consolidate.active},
+            "sleep": {"merged": sleep.merged, "contradictions_resolved": sleep.contradictions_resolved, "generalized": sleep.generalized},
+            "after": {"active": active(&after), "entries": after.iter().map(|e| view(e, now)).collect::<Vec<Value>>()},
+            "events": change.events.iter().map(|e| json!({"kind": format!("{:?}", e.kind).rsplit("::").next().unwrap_or("").to_lowercase(), "id": e.id, "others": e.others, "reason": e.reason})).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print_entries("BEFORE", &before, now);
+        println!();
+        println!(
+            "consolidate: {} faded, {} evicted, {} active",
+            consolidate.retired, consolidate.evicted, consolidate.active
+        );
+        println!(
+            "sleep ({} judge): {} merged, {} contradictions resolved, {} abstracted",
+            args.judge, sleep.merged, sleep.contradictions_resolved, sleep.generalized
+        );
+        println!();
+        print_entries("AFTER", &after, now);
+    }
+    Ok(())
+}

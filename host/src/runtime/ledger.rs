@@ -1,0 +1,161 @@
+//! A warm ledger engine instance: one store kept across calls, because the
+//! engine holds the entries the host synced into it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::Store;
+use wasmtime::component::ResourceAny;
+
+use super::state::PluginState;
+use super::{CallError, Runtime, Sandbox};
+use crate::bindings::ledger_engine::LedgerEngine;
+use crate::bindings::ledger_engine::silt::ledger::types::{
+    Change, Entry, HomeostasisReport, LedgerError, Params, SleepReport,
+};
+use crate::plugins::manifest::Manifest;
+
+/// The reference's tunables, as the WIT record.
+pub fn default_params() -> Params {
+    let p = silt_core::ledger::Params::default();
+    Params {
+        floor: p.floor,
+        cap: p.cap as u32,
+        trigger_threshold: p.trigger_threshold,
+        action_threshold: p.action_threshold,
+        contradict_threshold: p.contradict_threshold,
+        candidate_threshold: p.candidate_threshold,
+        merge_threshold: p.merge_threshold,
+        abstraction_min: p.abstraction_min as u32,
+    }
+}
+
+/// One ledger engine instance and the ledger resource inside it. After a
+/// failed call the instance is discarded: open a new session.
+pub struct LedgerSession {
+    store: Store<PluginState>,
+    bindings: LedgerEngine,
+    ledger: ResourceAny,
+    manifest: Arc<Manifest>,
+    engine: wasmtime::Engine,
+    poisoned: bool,
+}
+
+impl Runtime {
+    /// Starts a ledger engine whose sleep pass asks judge `judge`.
+    pub async fn open_ledger(
+        &self,
+        judge: &str,
+        params: &Params,
+    ) -> Result<LedgerSession, CallError> {
+        let judge = self.judge(judge).await?;
+        if !judge.can_relate() {
+            return Err(CallError::InvalidRequest(format!(
+                "judge '{}' cannot relate lessons (it does not export silt:judge/relate); choose one that does, such as lexical",
+                judge.manifest.plugin.name
+            )));
+        }
+        let (manifest, pre) = self.ledger_engine().await?;
+        let sandbox = Sandbox {
+            engine: self.engine(),
+            manifest,
+        };
+        let mut store = sandbox.store(Some(judge))?;
+        let outcome = tokio::time::timeout(sandbox.wall(), async {
+            let bindings = pre.instantiate_async(&mut store).await?;
+            let ledger = bindings
+                .silt_ledger_engine()
+                .ledger()
+                .call_constructor(&mut store, *params)
+                .await?;
+            Ok((bindings, ledger))
+        })
+        .await;
+        let (bindings, ledger) = sandbox.finish(&store, outcome)?;
+        Ok(LedgerSession {
+            store,
+            bindings,
+            ledger,
+            manifest: manifest.clone(),
+            engine: self.engine().clone(),
+            poisoned: false,
+        })
+    }
+}
+
+/// Runs one call on the session's warm store with a fresh CPU budget and
+/// the manifest's wall-clock limit.
+macro_rules! call {
+    ($session:expr, |$b:ident, $store:ident, $res:ident| $body:expr) => {{
+        let s: &mut LedgerSession = $session;
+        if s.poisoned {
+            return Err(CallError::InvalidRequest(
+                "this ledger session failed earlier; open a new one".into(),
+            ));
+        }
+        s.store.data_mut().ticks_used = 0;
+        let sandbox = Sandbox {
+            engine: &s.engine,
+            manifest: &s.manifest,
+        };
+        let wall: Duration = sandbox.wall();
+        let ($b, $store, $res) = (&s.bindings, &mut s.store, s.ledger);
+        let outcome = tokio::time::timeout(wall, async { $body }).await;
+        let result = sandbox.finish(&s.store, outcome);
+        if result.is_err() {
+            s.poisoned = true;
+        }
+        result.map_err(CallError::from)
+    }};
+}
+
+fn ledger_error(e: LedgerError) -> CallError {
+    match e {
+        LedgerError::UnknownId(m) | LedgerError::Invalid(m) => CallError::InvalidRequest(m),
+        LedgerError::JudgeFailed(m) => CallError::JudgeFailed(m),
+    }
+}
+
+impl LedgerSession {
+    /// Loads entries (new or changed) into the engine.
+    pub async fn sync(&mut self, entries: &[Entry]) -> Result<(), CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_sync(&mut *store, res, entries)
+            .await)
+    }
+
+    pub async fn homeostasis(
+        &mut self,
+        now: f64,
+    ) -> Result<(HomeostasisReport, Change), CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_homeostasis(&mut *store, res, now)
+            .await)
+    }
+
+    pub async fn sleep(&mut self, now: f64) -> Result<(SleepReport, Change), CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_sleep(&mut *store, res, now)
+            .await)?
+        .map_err(ledger_error)
+    }
+
+    pub async fn stats(
+        &mut self,
+        include_retired: bool,
+        limit: u32,
+        now: f64,
+    ) -> Result<Vec<Entry>, CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_stats(&mut *store, res, include_retired, limit, now)
+            .await)
+    }
+}
