@@ -1,6 +1,5 @@
 //! Between the WIT values and `silt_core::ledger`.
 
-use serde_json::{Map, Value};
 use silt_core::ledger::{self as core, ops};
 use silt_core::types::{Answer, AnswerSpace, ChoiceOption};
 
@@ -22,52 +21,7 @@ pub fn params_in(p: &Params) -> core::Params {
     }
 }
 
-pub fn entry_in(e: Entry) -> core::Entry {
-    let extra: Map<String, Value> = serde_json::from_str(&e.extra).unwrap_or_default();
-    core::Entry {
-        when: e.when,
-        prefer: e.prefer,
-        id: e.id,
-        confidence: e.confidence,
-        created: e.created,
-        last_confirmed: e.last_confirmed,
-        last_fired: e.last_fired,
-        hit_count: e.hit_count,
-        confirm_count: e.confirm_count,
-        contradiction_count: e.contradiction_count,
-        status: match e.status {
-            Status::Active => core::Status::Active,
-            Status::Dormant => core::Status::Dormant,
-            Status::Retired => core::Status::Retired,
-        },
-        note: e.note,
-        decayed_at: e.decayed_at,
-        extra,
-    }
-}
-
-pub fn entry_out(e: &core::Entry) -> Entry {
-    Entry {
-        when: e.when.clone(),
-        prefer: e.prefer.clone(),
-        id: e.id.clone(),
-        confidence: e.confidence,
-        created: e.created,
-        last_confirmed: e.last_confirmed,
-        last_fired: e.last_fired,
-        hit_count: e.hit_count,
-        confirm_count: e.confirm_count,
-        contradiction_count: e.contradiction_count,
-        status: match e.status {
-            core::Status::Active => Status::Active,
-            core::Status::Dormant => Status::Dormant,
-            core::Status::Retired => Status::Retired,
-        },
-        note: e.note.clone(),
-        decayed_at: e.decayed_at,
-        extra: Value::Object(e.extra.clone()).to_string(),
-    }
-}
+silt_core::ledger_entry_conversions!(Entry, Status);
 
 pub fn event_out(e: &core::events::Event) -> Event {
     use core::events::EventKind as K;

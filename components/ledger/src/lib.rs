@@ -60,7 +60,7 @@ impl LedgerResource {
         positions
             .into_iter()
             .filter(|p| seen.insert(*p))
-            .map(|p| convert::entry_out(&l.entries[p]))
+            .map(|p| convert::entry_to_wit(&l.entries[p]))
             .collect()
     }
 
@@ -108,7 +108,7 @@ impl GuestLedger for LedgerResource {
         let mut l = self.ledger.borrow_mut();
         let mut index = self.index.borrow_mut();
         for e in entries {
-            let e = convert::entry_in(e);
+            let e = convert::entry_from_wit(&e);
             match index.get(&e.id) {
                 Some(&i) => l.entries[i] = e,
                 None => {
@@ -128,7 +128,7 @@ impl GuestLedger for LedgerResource {
         let l = self.ledger.borrow();
         (
             hits.iter()
-                .map(|&i| convert::entry_out(&l.entries[i]))
+                .map(|&i| convert::entry_to_wit(&l.entries[i]))
                 .collect(),
             change,
         )
@@ -246,7 +246,7 @@ impl GuestLedger for LedgerResource {
         rows.sort_by(|a, b| b.effective(now).total_cmp(&a.effective(now)));
         rows.into_iter()
             .take(limit as usize)
-            .map(convert::entry_out)
+            .map(convert::entry_to_wit)
             .collect()
     }
 

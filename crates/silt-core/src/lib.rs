@@ -10,3 +10,6 @@ pub mod lexical;
 pub mod text;
 pub mod types;
 pub mod validate;
+
+/// Re-exported for [`ledger_entry_conversions!`].
+pub use serde_json;

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::app::App;
 use crate::bindings::ledger_engine::silt::ledger::types::Entry;
 use crate::runtime::ledger::default_params;
-use crate::tools::sediment::{to_wit, view};
+use crate::tools::sediment::{entry_to_wit, view};
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
@@ -60,7 +60,7 @@ pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
     });
     let seed: Vec<Entry> = silt_core::ledger::demo::entries(now)
         .iter()
-        .map(to_wit)
+        .map(entry_to_wit)
         .collect();
     let mut session = app
         .runtime

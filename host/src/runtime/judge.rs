@@ -72,22 +72,7 @@ impl LoadedJudge {
                 .await
         })
         .await;
-        match sandbox.finish(&store, outcome) {
-            Ok(Ok(response)) => {
-                PluginFailure::check_output(
-                    &self.manifest.plugin.name,
-                    response_size(&response),
-                    &self.manifest.limits,
-                )
-                .map_err(|f| JudgeError::LimitExceeded(f.to_string()))?;
-                Ok(response)
-            }
-            Ok(Err(e)) => Err(e),
-            Err(f @ PluginFailure::Trapped { .. }) | Err(f @ PluginFailure::Start { .. }) => {
-                Err(JudgeError::Internal(f.to_string()))
-            }
-            Err(f) => Err(JudgeError::LimitExceeded(f.to_string())),
-        }
+        self.judged(sandbox.finish(&store, outcome), response_size)
     }
 }
 
@@ -135,16 +120,31 @@ impl LoadedJudge {
                 .await
         })
         .await;
-        match sandbox.finish(&store, outcome) {
-            Ok(Ok(answers)) => {
-                let bytes = answers.iter().map(|d| 16 + 8 * d.probabilities.len()).sum();
+        self.judged(
+            sandbox.finish(&store, outcome),
+            |answers: &Vec<Distribution>| {
+                answers.iter().map(|d| 16 + 8 * d.probabilities.len()).sum()
+            },
+        )
+    }
+
+    /// A finished call as the engine that asked sees it: the judge's own
+    /// answer or error, the output cap applied, and a contained failure
+    /// (trap, limit) turned into a judge error.
+    fn judged<T>(
+        &self,
+        finished: Result<Result<T, JudgeError>, PluginFailure>,
+        size: impl Fn(&T) -> usize,
+    ) -> Result<T, JudgeError> {
+        match finished {
+            Ok(Ok(value)) => {
                 PluginFailure::check_output(
                     &self.manifest.plugin.name,
-                    bytes,
+                    size(&value),
                     &self.manifest.limits,
                 )
                 .map_err(|f| JudgeError::LimitExceeded(f.to_string()))?;
-                Ok(answers)
+                Ok(value)
             }
             Ok(Err(e)) => Err(e),
             Err(f @ (PluginFailure::Trapped { .. } | PluginFailure::Start { .. })) => {
