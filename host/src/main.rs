@@ -35,6 +35,7 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Command::Ask(cmd) => silt::cli::ask::run(&app, cmd).await,
         Command::Plugins(cmd) => silt::cli::plugins::run(&app, cmd).await,
+        Command::Ledger(args) => silt::cli::ledger::run(&app, args).await,
         Command::Demo(args) => silt::cli::demo::run(&app, args).await,
         Command::Bench(args) => silt::cli::bench::run(&app, args).await,
     }

@@ -3,6 +3,7 @@
 pub mod ask;
 pub mod bench;
 pub mod demo;
+pub mod ledger;
 pub mod plugins;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +29,8 @@ pub enum Command {
     /// List or inspect plugins and their grants.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// The Sediment memory ledger: recall, capture, confirm, consolidate, sleep, history, import, export.
+    Ledger(ledger::LedgerArgs),
     /// Watch ten rotted lessons consolidate (the ledger engine on embedded defaults).
     Demo(demo::DemoArgs),
     /// Measure the cost of the host -> engine -> judge chain and of cold start.

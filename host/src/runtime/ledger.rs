@@ -11,7 +11,8 @@ use super::state::PluginState;
 use super::{CallError, Runtime, Sandbox};
 use crate::bindings::ledger_engine::LedgerEngine;
 use crate::bindings::ledger_engine::silt::ledger::types::{
-    Change, Entry, HomeostasisReport, LedgerError, Params, SleepReport,
+    ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, LedgerError,
+    Params, SleepReport,
 };
 use crate::plugins::manifest::Manifest;
 
@@ -156,6 +157,84 @@ impl LedgerSession {
             .silt_ledger_engine()
             .ledger()
             .call_stats(&mut *store, res, include_retired, limit, now)
+            .await)
+    }
+
+    pub fn poisoned(&self) -> bool {
+        self.poisoned
+    }
+
+    pub async fn recall(
+        &mut self,
+        context: &str,
+        k: u32,
+        now: f64,
+    ) -> Result<(Vec<Entry>, Change), CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_recall(&mut *store, res, context, k, now)
+            .await)
+    }
+
+    pub async fn capture(
+        &mut self,
+        id: &str,
+        when: &str,
+        prefer: &str,
+        feedback: Feedback,
+        now: f64,
+    ) -> Result<Change, CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_capture(&mut *store, res, id, when, prefer, feedback, now)
+            .await)
+    }
+
+    pub async fn confirm(&mut self, id: &str, now: f64) -> Result<Change, CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_confirm(&mut *store, res, id, now)
+            .await)?
+        .map_err(ledger_error)
+    }
+
+    pub async fn contradict(&mut self, id: &str, now: f64) -> Result<Change, CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_contradict(&mut *store, res, id, now)
+            .await)?
+        .map_err(ledger_error)
+    }
+
+    pub async fn review_candidates(&mut self) -> Result<Vec<Candidate>, CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_review_candidates(&mut *store, res)
+            .await)
+    }
+
+    pub async fn apply_judgments(
+        &mut self,
+        judgments: &[Judgment],
+        now: f64,
+    ) -> Result<(ApplyReport, Change), CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_apply_judgments(&mut *store, res, judgments, now)
+            .await)
+    }
+
+    pub async fn candidate_pairs(&mut self) -> Result<u32, CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_candidate_pairs(&mut *store, res)
             .await)
     }
 }

@@ -10,6 +10,8 @@ pub mod state;
 
 mod host_imports;
 
+pub use host_imports::new_id;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

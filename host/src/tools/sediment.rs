@@ -4,7 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::bindings::ledger_engine::silt::ledger::types::{Entry, Status};
+use crate::bindings::ledger_engine::silt::ledger::types::{Entry, Event, EventKind, Status};
+use silt_core::ledger::events::{Event as CoreEvent, EventKind as K};
 
 silt_core::ledger_entry_conversions!(Entry, Status);
 
@@ -30,5 +31,29 @@ pub fn status_name(s: Status) -> &'static str {
         Status::Active => "active",
         Status::Dormant => "dormant",
         Status::Retired => "retired",
+    }
+}
+
+/// An engine event as the event log stores it.
+pub fn event_from_wit(e: &Event) -> CoreEvent {
+    let kind = match e.kind {
+        EventKind::Captured => K::Captured,
+        EventKind::Fired => K::Fired,
+        EventKind::Confirmed => K::Confirmed,
+        EventKind::Contradicted => K::Contradicted,
+        EventKind::Revived => K::Revived,
+        EventKind::Faded => K::Faded,
+        EventKind::Evicted => K::Evicted,
+        EventKind::Merged => K::Merged,
+        EventKind::Resolved => K::Resolved,
+        EventKind::Abstracted => K::Abstracted,
+        EventKind::Judged => K::Judged,
+    };
+    CoreEvent {
+        at: e.at,
+        kind,
+        id: e.id.clone(),
+        others: e.others.clone(),
+        reason: e.reason.clone(),
     }
 }

@@ -1,0 +1,6 @@
+//! The Sediment ledger on the host side: the SQLite store and the service
+//! that keeps the ledger engine component in step with it.
+
+pub mod sediment_json;
+pub mod service;
+pub mod store;

@@ -1,0 +1,228 @@
+//! The ledger's store through the `silt` binary: shared by processes with
+//! no lost update, durable across kill -9, never overwriting what it cannot
+//! read, and round-tripping Sediment's ledger.json.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use silt_e2e::silt_binary;
+
+fn silt(ledger: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(silt_binary())
+        .arg("ledger")
+        .arg("--ledger")
+        .arg(ledger)
+        .args(args)
+        .env("SILT_CACHE_DIR", ledger.parent().unwrap().join("cache"))
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn captures_file(dir: &Path, name: &str, n: usize) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&path).unwrap();
+    for i in 0..n {
+        writeln!(f, r#"{{"when": "task {name} number {i}", "prefer": "do thing {i}", "feedback": "positive"}}"#).unwrap();
+    }
+    path
+}
+
+/// `silt ledger capture --from FILE` as a running child.
+fn spawn_capture(ledger: &Path, file: &Path, stdout: Stdio) -> std::process::Child {
+    Command::new(silt_binary())
+        .args(["ledger", "--ledger"])
+        .arg(ledger)
+        .args(["capture", "--from"])
+        .arg(file)
+        .env("SILT_CACHE_DIR", ledger.parent().unwrap().join("cache"))
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn export(ledger: &Path) -> Vec<Value> {
+    let (ok, out, err) = silt(ledger, &["export"]);
+    assert!(ok, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn eight_writers_lose_no_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.db");
+    // create it and warm the compile cache first, so the race is about writes
+    assert!(silt(&ledger, &["stats"]).0);
+    let children: Vec<_> = (0..8)
+        .map(|w| {
+            let file = captures_file(dir.path(), &format!("w{w}"), 250);
+            spawn_capture(&ledger, &file, Stdio::null())
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let entries = export(&ledger);
+    assert_eq!(entries.len(), 2000);
+    let mut ids: Vec<&str> = entries.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 2000, "ids are unique");
+}
+
+#[test]
+fn kill_9_keeps_every_acknowledged_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.db");
+    assert!(silt(&ledger, &["stats"]).0);
+    let file = captures_file(dir.path(), "many", 5000);
+    let mut child = spawn_capture(&ledger, &file, Stdio::piped());
+    let mut acked = Vec::new();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while acked.len() < 60 {
+        let line = lines
+            .next()
+            .expect("the writer acknowledges captures")
+            .unwrap();
+        acked.push(line.trim_start_matches("captured ").to_string());
+    }
+    // SIGKILL: no destructor, no flush, mid-stream
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let stored: Vec<String> = export(&ledger)
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    for id in &acked {
+        assert!(stored.contains(id), "acknowledged capture {id} was lost");
+    }
+    assert!(stored.len() < 5000, "the writer was stopped part way");
+}
+
+#[test]
+fn unreadable_ledgers_are_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    // not SQLite at all
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, b"\x00\x01 this is no database").unwrap();
+    // a Sediment ledger.json where the silt ledger should be
+    let json = dir.path().join("ledger.json");
+    std::fs::write(&json, br#"[{"when": "w"}]"#).unwrap();
+    // a real ledger, truncated as a crash of the disk might leave it
+    let truncated = dir.path().join("truncated.db");
+    assert!(silt(&truncated, &["capture", "--when", "w", "--prefer", "p"]).0);
+    for _ in 0..30 {
+        assert!(
+            silt(
+                &truncated,
+                &[
+                    "capture",
+                    "--when",
+                    "another situation",
+                    "--prefer",
+                    "another action"
+                ]
+            )
+            .0
+        );
+    }
+    for side in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{side}", truncated.display()));
+    }
+    let bytes = std::fs::read(&truncated).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2 + 100]).unwrap();
+
+    for (path, needle) in [
+        (&garbage, "not a silt ledger"),
+        (&json, "silt ledger import"),
+        (&truncated, "left untouched"),
+    ] {
+        let before = std::fs::read(path).unwrap();
+        let (ok, _, err) = silt(path, &["stats"]);
+        assert!(!ok, "{} was accepted", path.display());
+        assert!(err.contains(needle), "{}: {err}", path.display());
+        assert_eq!(
+            std::fs::read(path).unwrap(),
+            before,
+            "{} was modified",
+            path.display()
+        );
+        let (ok, _, _) = silt(path, &["capture", "--when", "w", "--prefer", "p"]);
+        assert!(!ok);
+        assert_eq!(
+            std::fs::read(path).unwrap(),
+            before,
+            "{} was modified by a write",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn a_sediment_ledger_round_trips_with_unknown_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("sediment.json");
+    let original = r#"[
+  {
+    "when": "target model is Claude",
+    "prefer": "use XML delimiter tags for structure",
+    "id": "0a1b2c3d",
+    "confidence": 0.6,
+    "created": 1700000000.0,
+    "last_confirmed": 1700000100.5,
+    "last_fired": 1700000200.25,
+    "hit_count": 4,
+    "confirm_count": 4,
+    "contradiction_count": 1,
+    "status": "active",
+    "note": "",
+    "tags": ["prompting"],
+    "source": {"agent": "claude-code"}
+  },
+  {
+    "when": "haiku",
+    "prefer": "5-7-5",
+    "id": "deadbeef",
+    "confidence": 0.03,
+    "created": 1690000000.0,
+    "last_confirmed": 1690000000.0,
+    "last_fired": 1690000000.0,
+    "hit_count": 1,
+    "confirm_count": 1,
+    "contradiction_count": 0,
+    "status": "retired",
+    "note": "faded below floor"
+  }
+]"#;
+    std::fs::write(&source, original).unwrap();
+    let ledger = dir.path().join("ledger.db");
+    let (ok, out, err) = silt(&ledger, &["import", source.to_str().unwrap(), "--json"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("\"imported\": 2"), "{out}");
+    let exported = dir.path().join("out.json");
+    assert!(silt(&ledger, &["export", exported.to_str().unwrap()]).0);
+    let a: Value = serde_json::from_str(original).unwrap();
+    let b: Value = serde_json::from_str(&std::fs::read_to_string(&exported).unwrap()).unwrap();
+    assert_eq!(a, b, "every field and unknown field kept");
+    // Sediment's field order comes first, as Sediment writes it
+    let text = std::fs::read_to_string(&exported).unwrap();
+    assert!(text.find("\"when\"").unwrap() < text.find("\"note\"").unwrap());
+    assert!(text.find("\"note\"").unwrap() < text.find("\"tags\"").unwrap());
+
+    // importing again would duplicate ids: refused, nothing changed
+    let (ok, _, err) = silt(&ledger, &["import", source.to_str().unwrap()]);
+    assert!(!ok && err.contains("already in the ledger"), "{err}");
+    assert_eq!(export(&ledger).len(), 2);
+}
