@@ -9,12 +9,26 @@ use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use crate::config::Config;
 use crate::runtime::{CallError, Runtime};
 use crate::tools::ask::{self, AskParams};
+use crate::tools::sediment_tools::{self as sed, LedgerTools, ToolOutcome};
+use rmcp::handler::server::common::schema_for_type;
+use rmcp::model::JsonObject;
 
 /// The server: shared runtime and config; no per-session state.
 #[derive(Clone)]
 pub struct SiltServer {
     runtime: Arc<Runtime>,
     config: Arc<Config>,
+    ledger: Arc<LedgerTools>,
+}
+
+/// `{ok: true, ...}`, or `{ok: false, error}` marked as a tool error.
+fn ledger_result(outcome: ToolOutcome) -> CallToolResult {
+    match outcome {
+        Ok(value) => CallToolResult::structured(value),
+        Err(error) => {
+            CallToolResult::structured_error(serde_json::json!({"ok": false, "error": error}))
+        }
+    }
 }
 
 fn tool_result(outcome: Result<serde_json::Value, CallError>) -> CallToolResult {
@@ -27,7 +41,102 @@ fn tool_result(outcome: Result<serde_json::Value, CallError>) -> CallToolResult 
 #[tool_router]
 impl SiltServer {
     pub fn new(runtime: Arc<Runtime>, config: Arc<Config>) -> Self {
-        SiltServer { runtime, config }
+        let ledger = Arc::new(LedgerTools::new(runtime.clone(), config.clone()));
+        SiltServer {
+            runtime,
+            config,
+            ledger,
+        }
+    }
+
+    #[tool(
+        name = "sediment_recall",
+        description = "Load the top-k lessons (WHEN -> PREFER) relevant to the task at hand. Call at task start. Each returned lesson counts a hit (this tool writes).",
+        input_schema = schema_for_type::<sed::RecallParams>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn sediment_recall(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.recall(args).await)
+    }
+
+    #[tool(
+        name = "sediment_capture",
+        description = "Distil a real outcome into a generalised lesson: `when` is the situation, `prefer` the action, `feedback` how it went (positive, negative, neutral). Never log verbatim events.",
+        input_schema = schema_for_type::<sed::CaptureParams>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn sediment_capture(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.capture(args).await)
+    }
+
+    #[tool(
+        name = "sediment_confirm",
+        description = "That lesson worked: strengthens it and lengthens its half-life.",
+        input_schema = schema_for_type::<sed::IdParams>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn sediment_confirm(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.feedback(args, false).await)
+    }
+
+    #[tool(
+        name = "sediment_contradict",
+        description = "That lesson failed: halves its confidence; the audit trail is kept.",
+        input_schema = schema_for_type::<sed::IdParams>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn sediment_contradict(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.feedback(args, true).await)
+    }
+
+    #[tool(
+        name = "sediment_consolidate",
+        description = "Cheap hygiene, every run: decay, retire lessons below the floor, evict over the budget cap.",
+        input_schema = schema_for_type::<sed::NoParams>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn sediment_consolidate(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.consolidate(args).await)
+    }
+
+    #[tool(
+        name = "sediment_sleep",
+        description = "The deep pass, periodically: merge duplicates, turn contradictions into boundary rules, fold 3+ siblings under an abstracted parent. `judge` picks the judge that relates lessons.",
+        input_schema = schema_for_type::<sed::SleepParams>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn sediment_sleep(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.sleep(args).await)
+    }
+
+    #[tool(
+        name = "sediment_review_candidates",
+        description = "Pairs of similar lessons for you to judge (merge, contradict or distinct); send verdicts to sediment_apply_judgments.",
+        input_schema = schema_for_type::<sed::NoParams>(),
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn sediment_review_candidates(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.review(args).await)
+    }
+
+    #[tool(
+        name = "sediment_apply_judgments",
+        description = "Apply your verdicts on reviewed pairs (1 to 100 of {a_id, b_id, verdict}); each is applied or reported skipped with its reason.",
+        input_schema = schema_for_type::<sed::ApplyParams>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn sediment_apply_judgments(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.apply(args).await)
+    }
+
+    #[tool(
+        name = "sediment_stats",
+        description = "Inspect ledger health: counts and lessons by effective confidence; `telemetry` adds what fires most, what was pruned and the event counts.",
+        input_schema = schema_for_type::<sed::StatsParams>(),
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn sediment_stats(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.stats(args).await)
     }
 
     #[tool(

@@ -37,6 +37,14 @@ impl LedgerService {
         })
     }
 
+    /// Makes later sleep passes ask `judge` (a new engine instance).
+    pub fn set_judge(&mut self, judge: &str) {
+        if self.judge != judge {
+            self.judge = judge.to_string();
+            self.session = None;
+        }
+    }
+
     /// Brings the engine up to date with the store (a fresh instance gets
     /// everything, a warm one only what changed).
     async fn sync(&mut self) -> Result<(), CallError> {

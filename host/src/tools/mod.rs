@@ -4,3 +4,4 @@
 
 pub mod ask;
 pub mod sediment;
+pub mod sediment_tools;

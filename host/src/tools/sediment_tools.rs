@@ -1,0 +1,386 @@
+//! The nine `sediment_*` tools: the seed's names, arguments, limits and
+//! result shapes, taken flat and strict; every bad input gets
+//! `{ok: false, error}` and changes nothing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::sync::Mutex;
+
+use crate::bindings::ledger_engine::silt::ledger::types::{Feedback, Judgment, Verdict};
+use crate::config::Config;
+use crate::ledger::sediment_json;
+use crate::ledger::service::LedgerService;
+use crate::ledger::store::Store;
+use crate::runtime::Runtime;
+use crate::tools::sediment::view;
+
+fn default_k() -> u32 {
+    5
+}
+fn default_limit() -> u32 {
+    50
+}
+
+/// sediment_recall
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallParams {
+    /// The task at hand, 1 to 2000 characters.
+    pub context: String,
+    /// How many lessons, 1 to 20 (default 5).
+    #[serde(default = "default_k")]
+    pub k: u32,
+}
+
+/// How the captured outcome went.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FeedbackParam {
+    Positive,
+    Negative,
+    Neutral,
+}
+
+/// sediment_capture
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureParams {
+    /// The situation, generalised (WHEN ...), 1 to 300 characters.
+    pub when: String,
+    /// What to do in it (PREFER ...), 1 to 300 characters.
+    pub prefer: String,
+    /// positive, negative or neutral (default neutral).
+    #[serde(default)]
+    pub feedback: Option<FeedbackParam>,
+}
+
+/// sediment_confirm and sediment_contradict
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdParams {
+    /// The lesson's id, 1 to 32 characters (see sediment_stats).
+    pub id: String,
+}
+
+/// sediment_consolidate and sediment_review_candidates
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+/// sediment_sleep
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SleepParams {
+    /// The judge that relates lessons (default: silt.toml's, else lexical).
+    #[serde(default)]
+    pub judge: Option<String>,
+}
+
+/// One verdict on a pair from sediment_review_candidates.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgmentParam {
+    pub a_id: String,
+    pub b_id: String,
+    /// merge, contradict or distinct
+    pub verdict: VerdictParam,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum VerdictParam {
+    Merge,
+    Contradict,
+    Distinct,
+}
+
+/// sediment_apply_judgments
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyParams {
+    /// 1 to 100 verdicts.
+    pub judgments: Vec<JudgmentParam>,
+}
+
+/// sediment_stats
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatsParams {
+    /// Include retired (and dormant) entries (default false).
+    #[serde(default)]
+    pub include_retired: bool,
+    /// At most this many entries, 1 to 500 (default 50).
+    #[serde(default = "default_limit")]
+    pub limit: u32,
+    /// Also report the event log: what fires most, what was pruned, and how the ledger drifted.
+    #[serde(default)]
+    pub telemetry: bool,
+}
+
+/// A tool's outcome: `{ok: true, ...}` or the error message.
+pub type ToolOutcome = Result<Value, String>;
+
+fn parse<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, String> {
+    serde_json::from_value(Value::Object(args)).map_err(|e| format!("invalid arguments: {e}"))
+}
+
+/// A trimmed string within [1, max] characters.
+fn text(name: &str, value: &str, max: usize) -> Result<String, String> {
+    let v = value.trim();
+    let n = v.chars().count();
+    if n == 0 || n > max {
+        return Err(format!(
+            "{name} must be 1 to {max} characters after trimming, got {n}"
+        ));
+    }
+    Ok(v.to_string())
+}
+
+fn range(name: &str, value: u32, lo: u32, hi: u32) -> Result<u32, String> {
+    if !(lo..=hi).contains(&value) {
+        return Err(format!("{name} must be between {lo} and {hi}, got {value}"));
+    }
+    Ok(value)
+}
+
+fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The server's one ledger, opened on first use.
+pub struct LedgerTools {
+    runtime: Arc<Runtime>,
+    config: Arc<Config>,
+    path: PathBuf,
+    sediment: Option<PathBuf>,
+    service: Mutex<Option<LedgerService>>,
+}
+
+impl LedgerTools {
+    pub fn new(runtime: Arc<Runtime>, config: Arc<Config>) -> Self {
+        let (path, sediment) = Store::default_path();
+        LedgerTools {
+            runtime,
+            config,
+            path,
+            sediment,
+            service: Mutex::new(None),
+        }
+    }
+
+    async fn service(&self) -> Result<tokio::sync::MappedMutexGuard<'_, LedgerService>, String> {
+        let mut guard = self.service.lock().await;
+        if guard.is_none() {
+            let fresh = !self.path.exists();
+            let judge = self.config.judge_for("sediment_sleep").to_string();
+            let mut service = LedgerService::open(self.runtime.clone(), &judge, &self.path)
+                .map_err(|e| e.to_string())?;
+            if fresh && let Some(json) = self.sediment.as_ref().filter(|p| p.is_file()) {
+                let entries = sediment_json::read(json).map_err(|e| format!("{e:#}"))?;
+                service
+                    .store
+                    .import(&entries, &json.display().to_string(), now())
+                    .map_err(|e| format!("{e:#}"))?;
+            }
+            *guard = Some(service);
+        }
+        Ok(tokio::sync::MutexGuard::map(guard, |s| {
+            s.as_mut().expect("opened above")
+        }))
+    }
+
+    pub async fn recall(&self, args: Map<String, Value>) -> ToolOutcome {
+        let p: RecallParams = parse(args)?;
+        let context = text("context", &p.context, 2000)?;
+        let k = range("k", p.k, 1, 20)?;
+        let now = now();
+        let hits = self
+            .service()
+            .await?
+            .recall(&context, k, now)
+            .await
+            .map_err(|e| e.to_string())?;
+        let rows: Vec<Value> = hits.iter().map(|e| view(e, now)).collect();
+        Ok(json!({"ok": true, "count": rows.len(), "heuristics": rows}))
+    }
+
+    pub async fn capture(&self, args: Map<String, Value>) -> ToolOutcome {
+        let p: CaptureParams = parse(args)?;
+        let when = text("when", &p.when, 300)?;
+        let prefer = text("prefer", &p.prefer, 300)?;
+        let feedback = match p.feedback.unwrap_or(FeedbackParam::Neutral) {
+            FeedbackParam::Positive => Feedback::Positive,
+            FeedbackParam::Negative => Feedback::Negative,
+            FeedbackParam::Neutral => Feedback::Neutral,
+        };
+        let now = now();
+        let e = self
+            .service()
+            .await?
+            .capture(&when, &prefer, feedback, now)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(json!({"ok": true, "captured": view(&e, now)}))
+    }
+
+    pub async fn feedback(&self, args: Map<String, Value>, contradict: bool) -> ToolOutcome {
+        let p: IdParams = parse(args)?;
+        let id = text("id", &p.id, 32)?;
+        let now = now();
+        let e = self
+            .service()
+            .await?
+            .feedback(&id, contradict, now)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(json!({"ok": true, "updated": view(&e, now)}))
+    }
+
+    pub async fn consolidate(&self, args: Map<String, Value>) -> ToolOutcome {
+        let _: NoParams = parse(args)?;
+        let h = self
+            .service()
+            .await?
+            .homeostasis(now())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(json!({"ok": true, "retired": h.retired, "evicted": h.evicted, "active": h.active}))
+    }
+
+    pub async fn sleep(&self, args: Map<String, Value>) -> ToolOutcome {
+        let p: SleepParams = parse(args)?;
+        let default = self.config.judge_for("sediment_sleep").to_string();
+        let judge = p.judge.unwrap_or_else(|| default.clone());
+        // refuse a judge that cannot relate lessons before touching the ledger
+        let loaded = self
+            .runtime
+            .judge(&judge)
+            .await
+            .map_err(|e| e.to_string())?;
+        if !loaded.can_relate() {
+            return Err(format!(
+                "judge '{judge}' cannot relate lessons (it does not export silt:judge/relate); use lexical, or review and apply judgments yourself"
+            ));
+        }
+        let mut service = self.service().await?;
+        service.set_judge(&judge);
+        let outcome = service.sleep(now()).await;
+        // a per-call judge applies to this call only
+        service.set_judge(&default);
+        let (s, _) = outcome.map_err(|e| e.to_string())?;
+        Ok(
+            json!({"ok": true, "merged": s.merged, "contradictions_resolved": s.contradictions_resolved, "generalized": s.generalized}),
+        )
+    }
+
+    pub async fn review(&self, args: Map<String, Value>) -> ToolOutcome {
+        let _: NoParams = parse(args)?;
+        let pairs: Vec<Value> = self
+            .service()
+            .await?
+            .review_candidates()
+            .await
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(|c| json!({"a_id": c.a_id, "b_id": c.b_id, "a": c.a, "b": c.b, "trigger_similarity": c.trigger_similarity, "action_similarity": c.action_similarity}))
+            .collect();
+        Ok(json!({"ok": true, "count": pairs.len(), "pairs": pairs}))
+    }
+
+    pub async fn apply(&self, args: Map<String, Value>) -> ToolOutcome {
+        let p: ApplyParams = parse(args)?;
+        if p.judgments.is_empty() || p.judgments.len() > 100 {
+            return Err(format!(
+                "judgments must hold 1 to 100 verdicts, got {}",
+                p.judgments.len()
+            ));
+        }
+        let judgments: Vec<Judgment> = p
+            .judgments
+            .iter()
+            .map(|j| {
+                Ok(Judgment {
+                    a_id: text("a_id", &j.a_id, 32)?,
+                    b_id: text("b_id", &j.b_id, 32)?,
+                    verdict: match j.verdict {
+                        VerdictParam::Merge => Verdict::Merge,
+                        VerdictParam::Contradict => Verdict::Contradict,
+                        VerdictParam::Distinct => Verdict::Distinct,
+                    },
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let r = self
+            .service()
+            .await?
+            .apply_judgments(&judgments, now())
+            .await
+            .map_err(|e| e.to_string())?;
+        let skipped: Vec<Value> = r
+            .skipped
+            .iter()
+            .map(|s| json!({"a_id": s.a_id, "b_id": s.b_id, "reason": s.reason}))
+            .collect();
+        Ok(
+            json!({"ok": true, "merged": r.merged, "contradictions_resolved": r.contradictions_resolved,
+                  "skipped": skipped.len(), "skipped_judgments": skipped}),
+        )
+    }
+
+    pub async fn stats(&self, args: Map<String, Value>) -> ToolOutcome {
+        let p: StatsParams = parse(args)?;
+        let limit = range("limit", p.limit, 1, 500)?;
+        let now = now();
+        let mut service = self.service().await?;
+        let entries = service
+            .stats(p.include_retired, limit, now)
+            .await
+            .map_err(|e| e.to_string())?;
+        let all = service.store.all().map_err(|e| e.to_string())?;
+        let active = all
+            .iter()
+            .filter(|e| e.status == silt_core::ledger::Status::Active)
+            .count();
+        let mut out = json!({
+            "ok": true,
+            "path": self.path.display().to_string(),
+            "total": all.len(),
+            "active": active,
+            "entries": entries.iter().map(|e| view(e, now)).collect::<Vec<_>>(),
+        });
+        if p.telemetry {
+            out["telemetry"] = telemetry(&service.store, &all).map_err(|e| format!("{e:#}"))?;
+        }
+        Ok(out)
+    }
+}
+
+/// What fires most, what was pruned (and why), and how the ledger drifted.
+pub fn telemetry(store: &Store, all: &[silt_core::ledger::Entry]) -> anyhow::Result<Value> {
+    let mut firing: Vec<&silt_core::ledger::Entry> =
+        all.iter().filter(|e| e.hit_count > 0).collect();
+    firing.sort_by_key(|e| std::cmp::Reverse(e.hit_count));
+    let pruned: Vec<Value> = all
+        .iter()
+        .filter(|e| e.status == silt_core::ledger::Status::Retired)
+        .take(50)
+        .map(|e| json!({"id": e.id, "when": e.when, "note": e.note}))
+        .collect();
+    let counts: Map<String, Value> = store
+        .event_counts()?
+        .into_iter()
+        .map(|(k, n)| (k, json!(n)))
+        .collect();
+    Ok(json!({
+        "fires_most": firing.iter().take(10).map(|e| json!({"id": e.id, "when": e.when, "hits": e.hit_count})).collect::<Vec<_>>(),
+        "pruned": pruned,
+        "events": counts,
+    }))
+}

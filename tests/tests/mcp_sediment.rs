@@ -1,0 +1,224 @@
+//! The nine sediment_* tools over stdio with rmcp's client, including the
+//! error paths: each bad input is `{ok: false, error}` and changes nothing.
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use silt_e2e::silt_binary;
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+async fn call(client: &Client, tool: &str, args: Value) -> (bool, Value) {
+    let r: CallToolResult = client
+        .call_tool(
+            CallToolRequestParams::new(tool.to_string())
+                .with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await
+        .expect("tools/call");
+    let text: String = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .collect();
+    let v: Value = serde_json::from_str(&text).expect("JSON result");
+    assert_eq!(
+        v["ok"] == true,
+        r.is_error != Some(true),
+        "ok and isError agree: {v}"
+    );
+    (v["ok"] == true, v)
+}
+
+#[tokio::test]
+async fn the_nine_tools_and_their_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(silt_binary());
+    cmd.arg("serve")
+        .env("SILT_CACHE_DIR", home.path().join("cache"))
+        .env("SILT_LEDGER_PATH", home.path().join("ledger.db"))
+        .env("SILT_CONFIG", home.path().join("silt.toml"));
+    std::fs::write(home.path().join("silt.toml"), "").unwrap();
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+
+    let tools = client.list_all_tools().await.unwrap();
+    for (name, read_only) in [
+        ("sediment_recall", false),
+        ("sediment_capture", false),
+        ("sediment_confirm", false),
+        ("sediment_contradict", false),
+        ("sediment_consolidate", false),
+        ("sediment_sleep", false),
+        ("sediment_review_candidates", true),
+        ("sediment_apply_judgments", false),
+        ("sediment_stats", true),
+    ] {
+        let t = tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name} is listed"));
+        assert_eq!(
+            t.annotations.as_ref().and_then(|a| a.read_only_hint),
+            Some(read_only),
+            "{name}"
+        );
+        assert!(
+            serde_json::to_value(&t.input_schema).unwrap()["properties"].is_object()
+                || name.ends_with("consolidate")
+                || name.ends_with("candidates"),
+            "{name} has a schema"
+        );
+    }
+
+    let (ok, a) = call(&client, "sediment_capture", json!({"when": "  non-reasoning GPT target ", "prefer": "inject explicit step-by-step CoT", "feedback": "positive"})).await;
+    assert!(ok, "{a}");
+    assert_eq!(
+        a["captured"]["when"], "non-reasoning GPT target",
+        "strings are trimmed"
+    );
+    assert_eq!(a["captured"]["confidence"], 0.55);
+    let a_id = a["captured"]["id"].as_str().unwrap().to_string();
+    let (_, b) = call(
+        &client,
+        "sediment_capture",
+        json!({"when": "non-reasoning GPT target", "prefer": "do not inject CoT, keep it terse"}),
+    )
+    .await;
+    let b_id = b["captured"]["id"].as_str().unwrap().to_string();
+
+    let (ok, r) = call(
+        &client,
+        "sediment_recall",
+        json!({"context": "writing a prompt for a non-reasoning GPT target", "k": 1}),
+    )
+    .await;
+    assert!(ok && r["count"] == 1, "{r}");
+    assert_eq!(r["heuristics"][0]["hits"], 1);
+
+    let (ok, c) = call(&client, "sediment_confirm", json!({"id": a_id})).await;
+    assert!(ok && c["updated"]["confirmations"] == 2, "{c}");
+    let (ok, c) = call(&client, "sediment_contradict", json!({"id": b_id})).await;
+    assert!(ok && c["updated"]["confidence"] == 0.15, "{c}");
+
+    let (ok, review) = call(&client, "sediment_review_candidates", json!({})).await;
+    assert!(ok && review["count"] == 1, "{review}");
+    assert_eq!(review["pairs"][0]["trigger_similarity"], 1.0);
+
+    let (ok, applied) = call(
+        &client,
+        "sediment_apply_judgments",
+        json!({"judgments": [
+        {"a_id": a_id, "b_id": b_id, "verdict": "contradict"},
+        {"a_id": a_id, "b_id": "nope", "verdict": "merge"}]}),
+    )
+    .await;
+    assert!(ok, "{applied}");
+    assert_eq!(
+        (
+            applied["contradictions_resolved"].as_u64(),
+            applied["skipped"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    assert!(
+        applied["skipped_judgments"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no entry with id 'nope'")
+    );
+
+    let (ok, h) = call(&client, "sediment_consolidate", json!({})).await;
+    assert!(ok && h["active"] == 1, "{h}");
+    let (ok, s) = call(&client, "sediment_sleep", json!({})).await;
+    assert!(ok && s["merged"] == 0, "{s}");
+    let (ok, stats) = call(
+        &client,
+        "sediment_stats",
+        json!({"include_retired": true, "telemetry": true}),
+    )
+    .await;
+    assert!(ok, "{stats}");
+    assert_eq!(
+        (stats["total"].as_u64(), stats["active"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(stats["telemetry"]["events"]["resolved"], 1);
+
+    // every bad input: {ok: false, error}, nothing changed
+    for (tool, args, needle) in [
+        (
+            "sediment_capture",
+            json!({"when": "   ", "prefer": "p"}),
+            "when must be 1 to 300",
+        ),
+        (
+            "sediment_capture",
+            json!({"when": "w", "prefer": "x".repeat(301)}),
+            "prefer must be 1 to 300",
+        ),
+        (
+            "sediment_capture",
+            json!({"when": "w", "prefer": "p", "feedback": "great"}),
+            "invalid arguments",
+        ),
+        (
+            "sediment_capture",
+            json!({"when": "w", "prefer": "p", "colour": "red"}),
+            "unknown field",
+        ),
+        (
+            "sediment_recall",
+            json!({"context": "x", "k": 0}),
+            "k must be between 1 and 20",
+        ),
+        (
+            "sediment_recall",
+            json!({"context": ""}),
+            "context must be 1 to 2000",
+        ),
+        (
+            "sediment_confirm",
+            json!({"id": "00000000"}),
+            "sediment_stats",
+        ),
+        (
+            "sediment_contradict",
+            json!({"id": "x".repeat(33)}),
+            "id must be 1 to 32",
+        ),
+        (
+            "sediment_apply_judgments",
+            json!({"judgments": []}),
+            "1 to 100",
+        ),
+        (
+            "sediment_apply_judgments",
+            json!({"judgments": [{"a_id": "a", "b_id": "b", "verdict": "maybe"}]}),
+            "invalid arguments",
+        ),
+        (
+            "sediment_stats",
+            json!({"limit": 501}),
+            "limit must be between 1 and 500",
+        ),
+        (
+            "sediment_sleep",
+            json!({"judge": "nope"}),
+            "no plugin named 'nope'",
+        ),
+        (
+            "sediment_consolidate",
+            json!({"force": true}),
+            "unknown field",
+        ),
+    ] {
+        let (ok, v) = call(&client, tool, args).await;
+        assert!(!ok, "{tool} accepted bad input");
+        assert!(v["error"].as_str().unwrap().contains(needle), "{tool}: {v}");
+    }
+    let (_, after) = call(&client, "sediment_stats", json!({"include_retired": true})).await;
+    assert_eq!(after["total"], 2, "bad inputs changed nothing");
+    client.cancel().await.unwrap();
+}
