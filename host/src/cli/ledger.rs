@@ -3,16 +3,15 @@
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::app::App;
-use crate::bindings::ledger_engine::silt::ledger::types::{Feedback, Judgment, Verdict};
 use crate::ledger::sediment_json;
-use crate::ledger::service::LedgerService;
+
 use crate::ledger::store::Store;
-use crate::tools::sediment::view;
+use crate::tools::sediment_tools::LedgerTools;
 
 #[derive(Debug, Args)]
 pub struct LedgerArgs {
@@ -99,11 +98,11 @@ fn now_or(now: Option<f64>) -> f64 {
     })
 }
 
-fn feedback(f: FeedbackArg) -> Feedback {
+fn feedback_name(f: FeedbackArg) -> &'static str {
     match f {
-        FeedbackArg::Positive => Feedback::Positive,
-        FeedbackArg::Negative => Feedback::Negative,
-        FeedbackArg::Neutral => Feedback::Neutral,
+        FeedbackArg::Positive => "positive",
+        FeedbackArg::Negative => "negative",
+        FeedbackArg::Neutral => "neutral",
     }
 }
 
@@ -137,165 +136,131 @@ fn lines(entries: &Value) -> String {
         .unwrap_or_default()
 }
 
-pub async fn run(app: &App, args: LedgerArgs) -> Result<()> {
+/// A tool's `{ok: false, error}` as a command failure.
+fn tool(outcome: crate::tools::sediment_tools::ToolOutcome) -> Result<Value> {
+    outcome.map_err(|e| anyhow::anyhow!(e))
+}
+
+fn args(v: Value) -> serde_json::Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
     let (default, sediment) = Store::default_path();
-    let path = args.ledger.clone().unwrap_or(default);
-    let fresh = !path.exists();
-    let now = now_or(args.now);
-    let mut service = LedgerService::open(app.runtime.clone(), &args.judge, &path)?;
-    if fresh
-        && args.ledger.is_none()
-        && let Some(json) = sediment.filter(|p| p.is_file())
-    {
-        let entries = sediment_json::read(&json)?;
-        service
-            .store
-            .import(&entries, &json.display().to_string(), now)?;
-        eprintln!(
-            "imported {} lessons from {} into {}",
-            entries.len(),
-            json.display(),
-            path.display()
-        );
-    }
-    let j = args.json;
-    match args.command {
+    let (path, sediment) = match args_in.ledger.clone() {
+        Some(p) => (p, None),
+        None => (default, sediment),
+    };
+    let tools = LedgerTools::at(
+        app.runtime.clone(),
+        app.config.clone(),
+        path.clone(),
+        sediment,
+        args_in.now,
+    );
+    let j = args_in.json;
+    let now = now_or(args_in.now);
+    let judge = (args_in.judge != "lexical").then(|| args_in.judge.clone());
+    match args_in.command {
         LedgerCommand::Recall { context, k } => {
-            let hits = service.recall(&context, k, now).await?;
-            let rows: Vec<Value> = hits.iter().map(|e| view(e, now)).collect();
-            print(
-                j,
-                json!({"ok": true, "count": rows.len(), "heuristics": rows}),
-                |v| lines(&v["heuristics"]),
-            )
+            let v = tool(
+                tools
+                    .recall(args(json!({"context": context, "k": k})))
+                    .await,
+            )?;
+            print(j, v, |v| lines(&v["heuristics"]))
         }
         LedgerCommand::Capture {
             when,
             prefer,
             feedback: f,
             from,
-        } => match from {
-            None => {
-                let e = service
-                    .capture(
-                        when.as_deref().unwrap_or(""),
-                        prefer.as_deref().unwrap_or(""),
-                        feedback(f),
-                        now,
-                    )
-                    .await?;
-                print(j, json!({"ok": true, "captured": view(&e, now)}), |v| {
-                    format!("captured {}", v["captured"]["id"].as_str().unwrap_or(""))
-                })
-            }
-            Some(file) => {
-                let reader = std::io::BufReader::new(
-                    std::fs::File::open(&file)
-                        .with_context(|| format!("cannot read {}", file.display()))?,
-                );
-                let mut out = std::io::stdout().lock();
-                for (n, line) in reader.lines().enumerate() {
-                    let line = line?;
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    let row: Value = serde_json::from_str(&line).with_context(|| {
-                        format!("line {} of {} is not JSON", n + 1, file.display())
-                    })?;
-                    let (Some(w), Some(p)) = (row["when"].as_str(), row["prefer"].as_str()) else {
-                        bail!(
-                            "line {} of {} needs \"when\" and \"prefer\"",
-                            n + 1,
-                            file.display()
-                        );
-                    };
-                    let fb = match row["feedback"].as_str().unwrap_or("neutral") {
-                        "positive" => Feedback::Positive,
-                        "negative" => Feedback::Negative,
-                        "neutral" => Feedback::Neutral,
-                        other => bail!(
-                            "line {}: feedback '{other}' is not positive, negative or neutral",
-                            n + 1
-                        ),
-                    };
-                    let e = service.capture(w, p, fb, now).await?;
-                    // printed only after the commit: an acknowledged capture is durable
-                    writeln!(out, "captured {}", e.id)?;
-                    out.flush()?;
+        } => {
+            match from {
+                None => {
+                    let v = tool(tools.capture(args(json!({"when": when, "prefer": prefer, "feedback": feedback_name(f)}))).await)?;
+                    print(j, v, |v| {
+                        format!("captured {}", v["captured"]["id"].as_str().unwrap_or(""))
+                    })
                 }
-                Ok(())
+                Some(file) => {
+                    let reader = std::io::BufReader::new(
+                        std::fs::File::open(&file)
+                            .with_context(|| format!("cannot read {}", file.display()))?,
+                    );
+                    let mut out = std::io::stdout().lock();
+                    for (n, line) in reader.lines().enumerate() {
+                        let line = line?;
+                        if line.trim().is_empty() {
+                            continue;
+                        }
+                        let row: Value = serde_json::from_str(&line).with_context(|| {
+                            format!("line {} of {} is not JSON", n + 1, file.display())
+                        })?;
+                        let v = tools.capture(args(row)).await.map_err(|e| {
+                            anyhow::anyhow!("line {} of {}: {e}", n + 1, file.display())
+                        })?;
+                        // printed only after the commit: an acknowledged capture is durable
+                        writeln!(
+                            out,
+                            "captured {}",
+                            v["captured"]["id"].as_str().unwrap_or("")
+                        )?;
+                        out.flush()?;
+                    }
+                    Ok(())
+                }
             }
-        },
+        }
         LedgerCommand::Confirm { id } => {
-            let e = service.feedback(&id, false, now).await?;
-            print(j, json!({"ok": true, "updated": view(&e, now)}), |v| {
-                lines(&json!([v["updated"]]))
-            })
+            let v = tool(tools.feedback(args(json!({"id": id})), false).await)?;
+            print(j, v, |v| lines(&json!([v["updated"]])))
         }
         LedgerCommand::Contradict { id } => {
-            let e = service.feedback(&id, true, now).await?;
-            print(j, json!({"ok": true, "updated": view(&e, now)}), |v| {
-                lines(&json!([v["updated"]]))
-            })
+            let v = tool(tools.feedback(args(json!({"id": id})), true).await)?;
+            print(j, v, |v| lines(&json!([v["updated"]])))
         }
         LedgerCommand::Consolidate => {
-            let h = service.homeostasis(now).await?;
-            print(
-                j,
-                json!({"ok": true, "retired": h.retired, "evicted": h.evicted, "active": h.active}),
-                |v| {
-                    format!(
-                        "{} faded, {} evicted, {} active",
-                        v["retired"], v["evicted"], v["active"]
-                    )
-                },
-            )
+            let v = tool(tools.consolidate(args(json!({}))).await)?;
+            print(j, v, |v| {
+                format!(
+                    "{} faded, {} evicted, {} active",
+                    v["retired"], v["evicted"], v["active"]
+                )
+            })
         }
         LedgerCommand::Sleep => {
-            let (s, _) = service.sleep(now).await?;
-            print(
-                j,
-                json!({"ok": true, "merged": s.merged, "contradictions_resolved": s.contradictions_resolved, "generalized": s.generalized}),
-                |v| {
-                    format!(
-                        "{} merged, {} contradictions resolved, {} abstracted",
-                        v["merged"], v["contradictions_resolved"], v["generalized"]
-                    )
-                },
-            )
+            let v = tool(tools.sleep(args(json!({"judge": judge}))).await)?;
+            print(j, v, |v| {
+                format!(
+                    "{} merged, {} contradictions resolved, {} abstracted",
+                    v["merged"], v["contradictions_resolved"], v["generalized"]
+                )
+            })
         }
         LedgerCommand::Review => {
-            let pairs: Vec<Value> = service
-                .review_candidates()
-                .await?
-                .iter()
-                .map(|c| json!({"a_id": c.a_id, "b_id": c.b_id, "a": c.a, "b": c.b, "trigger_similarity": c.trigger_similarity, "action_similarity": c.action_similarity}))
-                .collect();
-            print(
-                j,
-                json!({"ok": true, "count": pairs.len(), "pairs": pairs}),
-                |v| {
-                    v["pairs"]
-                        .as_array()
-                        .map(|p| {
-                            p.iter()
-                                .map(|c| {
-                                    format!(
-                                        "{} ~ {} ({} / {})\n  {}\n  {}",
-                                        c["a_id"],
-                                        c["b_id"],
-                                        c["trigger_similarity"],
-                                        c["action_similarity"],
-                                        c["a"].as_str().unwrap_or(""),
-                                        c["b"].as_str().unwrap_or("")
-                                    )
-                                })
-                                .collect::<Vec<_>>()
-                                .join("\n")
-                        })
-                        .unwrap_or_default()
-                },
-            )
+            let v = tool(tools.review(args(json!({}))).await)?;
+            print(j, v, |v| {
+                v["pairs"]
+                    .as_array()
+                    .map(|p| {
+                        p.iter()
+                            .map(|c| {
+                                format!(
+                                    "{} ~ {} ({} / {})\n  {}\n  {}",
+                                    c["a_id"],
+                                    c["b_id"],
+                                    c["trigger_similarity"],
+                                    c["action_similarity"],
+                                    c["a"].as_str().unwrap_or(""),
+                                    c["b"].as_str().unwrap_or("")
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
+                    .unwrap_or_default()
+            })
         }
         LedgerCommand::Apply { file } => {
             let text = if file.as_os_str() == "-" {
@@ -304,37 +269,22 @@ pub async fn run(app: &App, args: LedgerArgs) -> Result<()> {
                 std::fs::read_to_string(&file)
                     .with_context(|| format!("cannot read {}", file.display()))?
             };
-            let judgments = parse_judgments(&text)?;
-            let r = service.apply_judgments(&judgments, now).await?;
-            let skipped: Vec<Value> = r
-                .skipped
-                .iter()
-                .map(|s| json!({"a_id": s.a_id, "b_id": s.b_id, "reason": s.reason}))
-                .collect();
-            print(
-                j,
-                json!({"ok": true, "merged": r.merged, "contradictions_resolved": r.contradictions_resolved, "distinct": r.distinct, "skipped": skipped.len(), "skipped_judgments": skipped}),
-                |v| {
-                    format!(
-                        "{} merged, {} contradictions resolved, {} skipped",
-                        v["merged"], v["contradictions_resolved"], v["skipped"]
-                    )
-                },
-            )
+            let judgments: Value = serde_json::from_str(&text)
+                .context("judgments must be a JSON list of {a_id, b_id, verdict}")?;
+            let v = tool(tools.apply(args(json!({"judgments": judgments}))).await)?;
+            print(j, v, |v| {
+                format!(
+                    "{} merged, {} contradictions resolved, {} skipped",
+                    v["merged"], v["contradictions_resolved"], v["skipped"]
+                )
+            })
         }
         LedgerCommand::Stats {
             include_retired,
             limit,
         } => {
-            let entries = service.stats(include_retired, limit, now).await?;
-            let all = service.store.all()?;
-            let active = all
-                .iter()
-                .filter(|e| e.status == silt_core::ledger::Status::Active)
-                .count();
-            let rows: Vec<Value> = entries.iter().map(|e| view(e, now)).collect();
-            let out = json!({"ok": true, "path": path.display().to_string(), "total": all.len(), "active": active, "entries": rows, "events": service.store.event_counts()?.into_iter().map(|(k, n)| (k, json!(n))).collect::<serde_json::Map<String, Value>>()});
-            print(j, out, |v| {
+            let v = tool(tools.stats(args(json!({"include_retired": include_retired, "limit": limit, "telemetry": true}))).await)?;
+            print(j, v, |v| {
                 format!(
                     "{}: {} entries, {} active\n{}",
                     v["path"].as_str().unwrap_or(""),
@@ -345,6 +295,7 @@ pub async fn run(app: &App, args: LedgerArgs) -> Result<()> {
             })
         }
         LedgerCommand::History { id, limit } => {
+            let service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
             let events = service.store.history(id.as_deref(), limit)?;
             print(j, json!({"ok": true, "events": events}), |v| {
                 v["events"]
@@ -369,6 +320,7 @@ pub async fn run(app: &App, args: LedgerArgs) -> Result<()> {
         }
         LedgerCommand::Import { file } => {
             let entries = sediment_json::read(&file)?;
+            let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
             let n = service
                 .store
                 .import(&entries, &file.display().to_string(), now)?;
@@ -385,6 +337,7 @@ pub async fn run(app: &App, args: LedgerArgs) -> Result<()> {
             )
         }
         LedgerCommand::Export { file } => {
+            let service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
             let text = sediment_json::write(&service.store.all()?)?;
             match file {
                 None => println!("{text}"),
@@ -404,37 +357,4 @@ pub async fn run(app: &App, args: LedgerArgs) -> Result<()> {
             Ok(())
         }
     }
-}
-
-fn parse_judgments(text: &str) -> Result<Vec<Judgment>> {
-    let rows: Vec<Value> = serde_json::from_str(text)
-        .context("judgments must be a JSON list of {a_id, b_id, verdict}")?;
-    if rows.is_empty() || rows.len() > 100 {
-        bail!("give 1 to 100 judgments, got {}", rows.len());
-    }
-    rows.iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let (Some(a), Some(b), Some(v)) = (
-                r["a_id"].as_str(),
-                r["b_id"].as_str(),
-                r["verdict"].as_str(),
-            ) else {
-                bail!("judgment {i} needs a_id, b_id and verdict");
-            };
-            let verdict = match v {
-                "merge" => Verdict::Merge,
-                "contradict" => Verdict::Contradict,
-                "distinct" => Verdict::Distinct,
-                other => {
-                    bail!("judgment {i}: verdict '{other}' is not merge, contradict or distinct")
-                }
-            };
-            Ok(Judgment {
-                a_id: a.trim().into(),
-                b_id: b.trim().into(),
-                verdict,
-            })
-        })
-        .collect()
 }

@@ -161,9 +161,12 @@ pub struct LedgerTools {
     path: PathBuf,
     sediment: Option<PathBuf>,
     service: Mutex<Option<LedgerService>>,
+    /// A fixed time to act at (replays); None is the clock.
+    fixed_now: Option<f64>,
 }
 
 impl LedgerTools {
+    /// The ledger at the default path (see [`Store::default_path`]).
     pub fn new(runtime: Arc<Runtime>, config: Arc<Config>) -> Self {
         let (path, sediment) = Store::default_path();
         LedgerTools {
@@ -172,7 +175,40 @@ impl LedgerTools {
             path,
             sediment,
             service: Mutex::new(None),
+            fixed_now: None,
         }
+    }
+
+    /// The ledger at `path`, acting at `now` if given; a Sediment file to
+    /// import when the ledger is new.
+    pub fn at(
+        runtime: Arc<Runtime>,
+        config: Arc<Config>,
+        path: PathBuf,
+        sediment: Option<PathBuf>,
+        now: Option<f64>,
+    ) -> Self {
+        LedgerTools {
+            runtime,
+            config,
+            path,
+            sediment,
+            service: Mutex::new(None),
+            fixed_now: now,
+        }
+    }
+
+    fn now(&self) -> f64 {
+        self.fixed_now.unwrap_or_else(now)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// The open service, for commands beyond the nine tools.
+    pub async fn open(&self) -> Result<tokio::sync::MappedMutexGuard<'_, LedgerService>, String> {
+        self.service().await
     }
 
     async fn service(&self) -> Result<tokio::sync::MappedMutexGuard<'_, LedgerService>, String> {
@@ -186,7 +222,7 @@ impl LedgerTools {
                 let entries = sediment_json::read(json).map_err(|e| format!("{e:#}"))?;
                 service
                     .store
-                    .import(&entries, &json.display().to_string(), now())
+                    .import(&entries, &json.display().to_string(), self.now())
                     .map_err(|e| format!("{e:#}"))?;
             }
             *guard = Some(service);
@@ -200,7 +236,7 @@ impl LedgerTools {
         let p: RecallParams = parse(args)?;
         let context = text("context", &p.context, 2000)?;
         let k = range("k", p.k, 1, 20)?;
-        let now = now();
+        let now = self.now();
         let hits = self
             .service()
             .await?
@@ -220,7 +256,7 @@ impl LedgerTools {
             FeedbackParam::Negative => Feedback::Negative,
             FeedbackParam::Neutral => Feedback::Neutral,
         };
-        let now = now();
+        let now = self.now();
         let e = self
             .service()
             .await?
@@ -233,7 +269,7 @@ impl LedgerTools {
     pub async fn feedback(&self, args: Map<String, Value>, contradict: bool) -> ToolOutcome {
         let p: IdParams = parse(args)?;
         let id = text("id", &p.id, 32)?;
-        let now = now();
+        let now = self.now();
         let e = self
             .service()
             .await?
@@ -248,7 +284,7 @@ impl LedgerTools {
         let h = self
             .service()
             .await?
-            .homeostasis(now())
+            .homeostasis(self.now())
             .await
             .map_err(|e| e.to_string())?;
         Ok(json!({"ok": true, "retired": h.retired, "evicted": h.evicted, "active": h.active}))
@@ -271,7 +307,7 @@ impl LedgerTools {
         }
         let mut service = self.service().await?;
         service.set_judge(&judge);
-        let outcome = service.sleep(now()).await;
+        let outcome = service.sleep(self.now()).await;
         // a per-call judge applies to this call only
         service.set_judge(&default);
         let (s, _) = outcome.map_err(|e| e.to_string())?;
@@ -320,7 +356,7 @@ impl LedgerTools {
         let r = self
             .service()
             .await?
-            .apply_judgments(&judgments, now())
+            .apply_judgments(&judgments, self.now())
             .await
             .map_err(|e| e.to_string())?;
         let skipped: Vec<Value> = r
@@ -337,7 +373,7 @@ impl LedgerTools {
     pub async fn stats(&self, args: Map<String, Value>) -> ToolOutcome {
         let p: StatsParams = parse(args)?;
         let limit = range("limit", p.limit, 1, 500)?;
-        let now = now();
+        let now = self.now();
         let mut service = self.service().await?;
         let entries = service
             .stats(p.include_retired, limit, now)
