@@ -169,14 +169,7 @@ impl LedgerTools {
     /// The ledger at the default path (see [`Store::default_path`]).
     pub fn new(runtime: Arc<Runtime>, config: Arc<Config>) -> Self {
         let (path, sediment) = Store::default_path();
-        LedgerTools {
-            runtime,
-            config,
-            path,
-            sediment,
-            service: Mutex::new(None),
-            fixed_now: None,
-        }
+        LedgerTools::at(runtime, config, path, sediment, None)
     }
 
     /// The ledger at `path`, acting at `now` if given; a Sediment file to
