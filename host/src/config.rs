@@ -31,6 +31,18 @@ pub struct PluginsConfig {
     pub dirs: Vec<PathBuf>,
 }
 
+/// The `[ledger]` table.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerConfig {
+    /// Run the sleep pass after a capture once the active set holds at
+    /// least this many candidate pairs per active entry (0 turns it off).
+    pub sleep_pressure: Option<f64>,
+}
+
+/// The redundancy pressure that schedules a sleep pass when none is set.
+pub const DEFAULT_SLEEP_PRESSURE: f64 = 0.5;
+
 /// The whole config file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +54,8 @@ pub struct Config {
     pub tools: BTreeMap<String, ToolConfig>,
     #[serde(default)]
     pub plugins: PluginsConfig,
+    #[serde(default)]
+    pub ledger: LedgerConfig,
     /// Where compiled components are cached (default: the user cache dir).
     pub cache_dir: Option<PathBuf>,
     /// The file this config was read from, if any.
@@ -91,6 +105,22 @@ impl Config {
             .and_then(|t| t.judge.as_deref())
             .or(self.judge.as_deref())
             .unwrap_or(DEFAULT_JUDGE)
+    }
+
+    /// The auto-sleep threshold: `$SILT_SLEEP_PRESSURE`, the config's
+    /// `[ledger] sleep_pressure`, or the default; 0 turns auto-sleep off.
+    pub fn sleep_pressure(&self) -> Result<f64> {
+        let value = match std::env::var("SILT_SLEEP_PRESSURE") {
+            Ok(v) => v
+                .trim()
+                .parse::<f64>()
+                .with_context(|| format!("SILT_SLEEP_PRESSURE='{v}' is not a number"))?,
+            Err(_) => self.ledger.sleep_pressure.unwrap_or(DEFAULT_SLEEP_PRESSURE),
+        };
+        if !value.is_finite() || value < 0.0 {
+            bail!("the sleep pressure must be a number >= 0 (0 turns auto-sleep off), got {value}");
+        }
+        Ok(value)
     }
 
     /// Plugin folders in search order: `$SILT_PLUGIN_PATH` (colon-separated),

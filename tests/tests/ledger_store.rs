@@ -10,7 +10,14 @@ use serde_json::Value;
 use silt_e2e::silt_binary;
 
 fn silt(ledger: &Path, args: &[&str]) -> (bool, String, String) {
+    silt_with(ledger, args, "0")
+}
+
+/// Runs `silt ledger` with auto-sleep at `pressure` ("0": off, so these
+/// store tests see every capture as written).
+fn silt_with(ledger: &Path, args: &[&str], pressure: &str) -> (bool, String, String) {
     let out = Command::new(silt_binary())
+        .env("SILT_SLEEP_PRESSURE", pressure)
         .arg("ledger")
         .arg("--ledger")
         .arg(ledger)
@@ -42,6 +49,7 @@ fn spawn_capture(ledger: &Path, file: &Path, stdout: Stdio) -> std::process::Chi
         .args(["capture", "--from"])
         .arg(file)
         .env("SILT_CACHE_DIR", ledger.parent().unwrap().join("cache"))
+        .env("SILT_SLEEP_PRESSURE", "0")
         .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
@@ -225,4 +233,44 @@ fn a_sediment_ledger_round_trips_with_unknown_fields() {
     let (ok, _, err) = silt(&ledger, &["import", source.to_str().unwrap()]);
     assert!(!ok && err.contains("already in the ledger"), "{err}");
     assert_eq!(export(&ledger).len(), 2);
+}
+
+#[test]
+fn sleep_runs_itself_when_redundancy_pressure_crosses_the_threshold() {
+    let lessons = [
+        ("deploying to production", "run the smoke tests first"),
+        ("writing release notes", "link the changelog"),
+        (
+            "non-reasoning GPT target",
+            "inject explicit step-by-step CoT",
+        ),
+        (
+            "non-reasoning GPT target",
+            "do not inject CoT, keep it terse",
+        ),
+    ];
+    // 1 candidate pair among 4 active lessons: pressure 0.25
+    for (threshold, fires) in [("0.3", false), ("0.25", true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("ledger.db");
+        let mut last = Value::Null;
+        for (when, prefer) in lessons {
+            let (ok, out, err) = silt_with(
+                &ledger,
+                &["capture", "--when", when, "--prefer", prefer, "--json"],
+                threshold,
+            );
+            assert!(ok, "{err}");
+            last = serde_json::from_str(&out).unwrap();
+        }
+        if fires {
+            assert_eq!(last["auto_sleep"]["pressure"], 0.25, "{last}");
+            assert_eq!(last["auto_sleep"]["contradictions_resolved"], 1, "{last}");
+        } else {
+            assert!(last.get("auto_sleep").is_none(), "{last}");
+        }
+        let (_, stats, _) = silt_with(&ledger, &["stats", "--json"], "0");
+        let stats: Value = serde_json::from_str(&stats).unwrap();
+        assert_eq!(stats["active"], if fires { 3 } else { 4 });
+    }
 }

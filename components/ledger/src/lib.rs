@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use exports::silt::ledger::engine::{Guest, GuestLedger};
 use silt::ledger::types::{
     ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, LedgerError,
-    Params, Skipped, SleepReport,
+    Params, Redundancy, Skipped, SleepReport,
 };
 use silt_core::ledger::{self as core, ops};
 
@@ -250,8 +250,12 @@ impl GuestLedger for LedgerResource {
             .collect()
     }
 
-    fn candidate_pairs(&self) -> u32 {
-        self.ledger.borrow().review_candidates().len() as u32
+    fn redundancy(&self) -> Redundancy {
+        let l = self.ledger.borrow();
+        Redundancy {
+            candidate_pairs: l.review_candidates().len() as u32,
+            active: l.active_count() as u32,
+        }
     }
 }
 

@@ -9,7 +9,8 @@ use silt_core::ledger::events::Event;
 
 use super::store::Store;
 use crate::bindings::ledger_engine::silt::ledger::types::{
-    ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, SleepReport,
+    ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, Redundancy,
+    SleepReport,
 };
 use crate::runtime::ledger::{LedgerSession, default_params};
 use crate::runtime::{CallError, Runtime};
@@ -224,8 +225,8 @@ impl LedgerService {
         self.session_mut().stats(include_retired, limit, now).await
     }
 
-    pub async fn candidate_pairs(&mut self) -> Result<u32, CallError> {
+    pub async fn redundancy(&mut self) -> Result<Redundancy, CallError> {
         self.read().await?;
-        self.session_mut().candidate_pairs().await
+        self.session_mut().redundancy().await
     }
 }

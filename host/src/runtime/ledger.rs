@@ -12,7 +12,7 @@ use super::{CallError, Runtime, Sandbox};
 use crate::bindings::ledger_engine::LedgerEngine;
 use crate::bindings::ledger_engine::silt::ledger::types::{
     ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, LedgerError,
-    Params, SleepReport,
+    Params, Redundancy, SleepReport,
 };
 use crate::plugins::manifest::Manifest;
 
@@ -230,11 +230,11 @@ impl LedgerSession {
             .await)
     }
 
-    pub async fn candidate_pairs(&mut self) -> Result<u32, CallError> {
+    pub async fn redundancy(&mut self) -> Result<Redundancy, CallError> {
         call!(self, |b, store, res| b
             .silt_ledger_engine()
             .ledger()
-            .call_candidate_pairs(&mut *store, res)
+            .call_redundancy(&mut *store, res)
             .await)
     }
 }

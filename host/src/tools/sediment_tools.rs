@@ -18,6 +18,9 @@ use crate::ledger::store::Store;
 use crate::runtime::Runtime;
 use crate::tools::sediment::view;
 
+/// Below this many active lessons there is nothing worth a sleep pass.
+const MIN_ACTIVE_FOR_SLEEP: u32 = 3;
+
 fn default_k() -> u32 {
     5
 }
@@ -249,14 +252,34 @@ impl LedgerTools {
             FeedbackParam::Negative => Feedback::Negative,
             FeedbackParam::Neutral => Feedback::Neutral,
         };
+        let threshold = self.config.sleep_pressure().map_err(|e| format!("{e:#}"))?;
         let now = self.now();
-        let e = self
-            .service()
-            .await?
+        let mut service = self.service().await?;
+        let e = service
             .capture(&when, &prefer, feedback, now)
             .await
             .map_err(|e| e.to_string())?;
-        Ok(json!({"ok": true, "captured": view(&e, now)}))
+        let mut out = json!({"ok": true, "captured": view(&e, now)});
+        if threshold > 0.0 {
+            // Auto-scheduled sleep: by redundancy pressure, not a turn count.
+            let r = service.redundancy().await.map_err(|e| e.to_string())?;
+            let pressure = if r.active >= MIN_ACTIVE_FOR_SLEEP {
+                r.candidate_pairs as f64 / r.active as f64
+            } else {
+                0.0
+            };
+            if pressure >= threshold {
+                let (s, _) = service
+                    .sleep(now)
+                    .await
+                    .map_err(|e| format!("captured, but the scheduled sleep pass failed: {e}"))?;
+                out["auto_sleep"] = json!({
+                    "pressure": (pressure * 1000.0).round() / 1000.0, "threshold": threshold,
+                    "merged": s.merged, "contradictions_resolved": s.contradictions_resolved, "generalized": s.generalized,
+                });
+            }
+        }
+        Ok(out)
     }
 
     pub async fn feedback(&self, args: Map<String, Value>, contradict: bool) -> ToolOutcome {
