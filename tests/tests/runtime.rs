@@ -121,7 +121,7 @@ async fn the_config_picks_the_judge_and_a_call_overrides_it() {
 }
 
 #[tokio::test]
-async fn a_judge_without_relate_cannot_run_the_sleep_pass() {
+async fn a_judge_without_relate_serves_all_but_the_sleep_pass() {
     let plugins = tempfile::tempdir().unwrap();
     install_hostile(plugins.path(), "bad-probs", "", "");
     let config = Config {
@@ -132,13 +132,15 @@ async fn a_judge_without_relate_cannot_run_the_sleep_pass() {
     };
     let app = App::with_config(config, false).unwrap();
     let params = silt::runtime::ledger::default_params();
-    let err = app
-        .runtime
-        .open_ledger("bad-probs", &params)
-        .await
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(err.contains("cannot relate lessons"), "{err}");
-    assert!(app.runtime.open_ledger("lexical", &params).await.is_ok());
+    let mut ledger = app.runtime.open_ledger("bad-probs", &params).await.unwrap();
+    let now = 1_750_000_000.0;
+    let demo: Vec<_> = silt_core::ledger::demo::entries(now)
+        .iter()
+        .map(silt::tools::sediment::entry_to_wit)
+        .collect();
+    ledger.sync(&demo).await.unwrap();
+    // the agent-as-judge path needs no relate
+    assert!(!ledger.review_candidates().await.unwrap().is_empty());
+    let err = ledger.sleep(now).await.err().expect("refused").to_string();
+    assert!(err.contains("does not export silt:judge/relate"), "{err}");
 }

@@ -49,13 +49,10 @@ impl Runtime {
         judge: &str,
         params: &Params,
     ) -> Result<LedgerSession, CallError> {
+        // A judge without `relate` still serves everything but the sleep
+        // pass (the agent-as-judge path needs no judge at all); a sleep that
+        // needs it fails with the judge's "unsupported" error.
         let judge = self.judge(judge).await?;
-        if !judge.can_relate() {
-            return Err(CallError::InvalidRequest(format!(
-                "judge '{}' cannot relate lessons (it does not export silt:judge/relate); choose one that does, such as lexical",
-                judge.manifest.plugin.name
-            )));
-        }
         let (manifest, pre) = self.ledger_engine().await?;
         let sandbox = Sandbox {
             engine: self.engine(),
