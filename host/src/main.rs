@@ -37,6 +37,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Plugins(cmd) => silt::cli::plugins::run(&app, cmd).await,
         Command::Ledger(args) => silt::cli::ledger::run(&app, args).await,
         Command::Demo(args) => silt::cli::demo::run(&app, args).await,
+        Command::BenchLedger(args) => silt::cli::bench_ledger::run(&app, args).await,
         Command::Bench(args) => silt::cli::bench::run(&app, args).await,
     }
 }

@@ -20,6 +20,9 @@ use silt::ledger::types::{
 };
 use silt_core::ledger::{self as core, ops};
 
+/// Lesson pairs sent to the judge per call.
+const RELATE_BATCH: usize = 256;
+
 /// The imported judge's `relate`, validated and reduced to verdicts.
 struct ImportedRelations;
 
@@ -40,9 +43,14 @@ impl core::relate::RelationJudge for ImportedRelations {
                 b: lesson(b),
             })
             .collect();
-        let answers = silt::judge::relate::relate(&pairs)
-            .map_err(|e| format!("the judge could not relate lessons: {e:?}"))?;
-        convert::verdicts(&answers, pairs.len())
+        let mut verdicts = Vec::with_capacity(pairs.len());
+        // bounded batches keep each answer well under a judge's output cap
+        for batch in pairs.chunks(RELATE_BATCH) {
+            let answers = silt::judge::relate::relate(batch)
+                .map_err(|e| format!("the judge could not relate lessons: {e:?}"))?;
+            verdicts.extend(convert::verdicts(&answers, batch.len())?);
+        }
+        Ok(verdicts)
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod bench;
+pub mod bench_ledger;
 pub mod demo;
 pub mod ledger;
 pub mod plugins;
@@ -35,6 +36,8 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Measure the cost of the host -> engine -> judge chain and of cold start.
     Bench(bench::BenchArgs),
+    /// Time the ledger on a generated ledger, beside the Python reference when given its checkout.
+    BenchLedger(bench_ledger::BenchLedgerArgs),
 }
 
 #[derive(Debug, clap::Args)]

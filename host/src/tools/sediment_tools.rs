@@ -166,6 +166,8 @@ pub struct LedgerTools {
     service: Mutex<Option<LedgerService>>,
     /// A fixed time to act at (replays); None is the clock.
     fixed_now: Option<f64>,
+    /// Overrides the configured auto-sleep threshold (0 is off).
+    sleep_pressure: Option<f64>,
 }
 
 impl LedgerTools {
@@ -191,7 +193,14 @@ impl LedgerTools {
             sediment,
             service: Mutex::new(None),
             fixed_now: now,
+            sleep_pressure: None,
         }
+    }
+
+    /// Turns auto-scheduled sleep off for these tools (benchmarks).
+    pub fn without_auto_sleep(mut self) -> Self {
+        self.sleep_pressure = Some(0.0);
+        self
     }
 
     fn now(&self) -> f64 {
@@ -252,7 +261,10 @@ impl LedgerTools {
             FeedbackParam::Negative => Feedback::Negative,
             FeedbackParam::Neutral => Feedback::Neutral,
         };
-        let threshold = self.config.sleep_pressure().map_err(|e| format!("{e:#}"))?;
+        let threshold = match self.sleep_pressure {
+            Some(p) => p,
+            None => self.config.sleep_pressure().map_err(|e| format!("{e:#}"))?,
+        };
         let now = self.now();
         let mut service = self.service().await?;
         let e = service

@@ -1,0 +1,309 @@
+//! `silt bench-ledger`: the ledger on a generated N-entry ledger, and the
+//! Python reference (a checkout of leonwangg1/sendiment, given by path) on
+//! the same file, in one run.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+
+use crate::app::App;
+use crate::ledger::sediment_json;
+use crate::tools::sediment_tools::LedgerTools;
+
+#[derive(Debug, clap::Args)]
+pub struct BenchLedgerArgs {
+    /// Entries in the generated ledger.
+    #[arg(long, default_value_t = 10_000)]
+    pub entries: usize,
+    /// Timed recalls and captures.
+    #[arg(long, default_value_t = 20)]
+    pub calls: usize,
+    /// A checkout of the Python reference (its sediment.py is imported from there).
+    #[arg(long)]
+    pub reference: Option<PathBuf>,
+    /// Give up on one reference operation after this many seconds.
+    #[arg(long, default_value_t = 300)]
+    pub reference_timeout: u64,
+    /// JSON out.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A deterministic ledger: triggers and actions drawn from small
+/// vocabularies so that near-duplicates, siblings and contradictions occur.
+fn generate(n: usize, now: f64) -> Value {
+    const SUBJECTS: [&str; 24] = [
+        "prompt",
+        "migration",
+        "deploy",
+        "test",
+        "refactor",
+        "review",
+        "release",
+        "query",
+        "schema",
+        "cache",
+        "build",
+        "docs",
+        "api",
+        "parser",
+        "config",
+        "logging",
+        "retry",
+        "timeout",
+        "auth",
+        "index",
+        "queue",
+        "backup",
+        "metrics",
+        "feature",
+    ];
+    const QUALIFIERS: [&str; 20] = [
+        "for Claude",
+        "for GPT",
+        "in Rust",
+        "in Python",
+        "on staging",
+        "on production",
+        "with Postgres",
+        "with SQLite",
+        "for the CLI",
+        "for the web UI",
+        "under load",
+        "at night",
+        "for a hotfix",
+        "for a new team",
+        "with flaky CI",
+        "in a monorepo",
+        "for mobile",
+        "behind a proxy",
+        "for crypto perps",
+        "for futures",
+    ];
+    const ACTIONS: [&str; 16] = [
+        "write the test first",
+        "use XML tags for structure",
+        "keep it terse",
+        "take a backup first",
+        "run the smoke tests",
+        "pin the versions",
+        "log the request id",
+        "add a retry with backoff",
+        "review the diff twice",
+        "wrap it in a transaction",
+        "ask before deleting",
+        "document the flag",
+        "measure before optimising",
+        "split the change",
+        "anchor reasoning on HTF bias first",
+        "do not inject CoT",
+    ];
+    let mut seed = 0x5eed_u64;
+    let mut next = move |m: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % m
+    };
+    let rows: Vec<Value> = (0..n)
+        .map(|i| {
+            let when = format!("{} {} {}", SUBJECTS[next(SUBJECTS.len())], QUALIFIERS[next(QUALIFIERS.len())], i % 97);
+            let confirms = next(4);
+            json!({
+                "when": when, "prefer": ACTIONS[next(ACTIONS.len())], "id": format!("{:08x}", i),
+                "confidence": 0.3 + next(50) as f64 / 100.0, "created": now - next(60) as f64 * 86400.0,
+                "last_confirmed": now - next(30) as f64 * 86400.0, "last_fired": now,
+                "hit_count": next(10), "confirm_count": confirms, "contradiction_count": 0,
+                "status": "active", "note": "",
+            })
+        })
+        .collect();
+    Value::Array(rows)
+}
+
+fn p50(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64() * 1000.0
+}
+
+/// The reference driver: our own script, importing the checkout's module.
+const DRIVER: &str = r#"
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from sediment import Ledger
+path, op, calls = sys.argv[2], sys.argv[3], int(sys.argv[4])
+times = []
+for i in range(calls):
+    t = time.perf_counter()
+    L = Ledger(path).load()
+    if op == "recall":
+        L.recall("writing a migration with Postgres on production %d" % i, k=5)
+    elif op == "capture":
+        L.capture("benchmark situation %d" % i, "benchmark action %d" % i, feedback="neutral")
+    elif op == "consolidate":
+        L.homeostasis()
+    elif op == "sleep":
+        L.sleep()
+    L.save()
+    times.append(time.perf_counter() - t)
+times.sort()
+print(json.dumps({"p50_ms": times[len(times) // 2] * 1000}))
+"#;
+
+fn reference(
+    checkout: &Path,
+    ledger: &Path,
+    op: &str,
+    calls: usize,
+    timeout: u64,
+) -> Result<Value> {
+    let script = ledger.with_file_name("driver.py");
+    std::fs::write(&script, DRIVER)?;
+    let mut child = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(checkout)
+        .arg(ledger)
+        .arg(op)
+        .arg(calls.to_string())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .context("running python3 for the reference")?;
+    let started = Instant::now();
+    loop {
+        if child.try_wait()?.is_some() {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(timeout) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(json!({"timed_out_after_s": timeout}));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "reference {op} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs_f64();
+    let json_path = dir.path().join("ledger.json");
+    std::fs::write(
+        &json_path,
+        serde_json::to_string_pretty(&generate(args.entries, now))?,
+    )?;
+
+    let tools = LedgerTools::at(
+        app.runtime.clone(),
+        app.config.clone(),
+        dir.path().join("ledger.db"),
+        None,
+        Some(now),
+    )
+    .without_auto_sleep();
+    {
+        let entries = sediment_json::read(&json_path)?;
+        let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
+        service.store.import(&entries, "generated", now)?;
+    }
+    let arg = |v: Value| v.as_object().cloned().unwrap_or_default();
+    // the first call syncs the whole ledger into a fresh engine instance
+    let t = Instant::now();
+    tools
+        .stats(arg(json!({"limit": 1})))
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let first_sync_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let mut recall = Vec::new();
+    for i in 0..args.calls {
+        let t = Instant::now();
+        tools
+            .recall(arg(
+                json!({"context": format!("writing a migration with Postgres on production {i}")}),
+            ))
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
+        recall.push(t.elapsed());
+    }
+    let mut capture = Vec::new();
+    for i in 0..args.calls {
+        let t = Instant::now();
+        tools.capture(arg(json!({"when": format!("benchmark situation {i}"), "prefer": format!("benchmark action {i}")}))).await.map_err(|e| anyhow::anyhow!(e))?;
+        capture.push(t.elapsed());
+    }
+    let t = Instant::now();
+    let sleep = tools
+        .sleep(arg(json!({})))
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let sleep_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let t = Instant::now();
+    tools
+        .consolidate(arg(json!({})))
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let consolidate_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let silt = json!({
+        "first_sync_ms": first_sync_ms, "recall_p50_ms": p50(recall), "capture_p50_ms": p50(capture),
+        "sleep_ms": sleep_ms, "consolidate_ms": consolidate_ms, "sleep": sleep,
+    });
+    let mut out = json!({"entries": args.entries, "silt": silt});
+    if let Some(checkout) = &args.reference {
+        let copy = dir.path().join("reference.json");
+        let mut rows = Value::Null;
+        for (op, calls) in [
+            ("recall", args.calls),
+            ("capture", args.calls),
+            ("sleep", 1),
+            ("consolidate", 1),
+        ] {
+            // every operation starts from the generated ledger, as silt's did
+            if op == "recall" || op == "sleep" {
+                std::fs::copy(&json_path, &copy)?;
+            }
+            let r = reference(checkout, &copy, op, calls, args.reference_timeout)?;
+            rows[op] = r;
+        }
+        let ratio = |silt_ms: f64, r: &Value| {
+            r["p50_ms"]
+                .as_f64()
+                .map(|ms| (ms / silt_ms * 10.0).round() / 10.0)
+        };
+        out["reference"] = rows.clone();
+        out["speedup"] = json!({
+            "recall": ratio(out["silt"]["recall_p50_ms"].as_f64().unwrap_or(1.0), &rows["recall"]),
+            "capture": ratio(out["silt"]["capture_p50_ms"].as_f64().unwrap_or(1.0), &rows["capture"]),
+            "sleep": ratio(sleep_ms, &rows["sleep"]),
+            "consolidate": ratio(consolidate_ms, &rows["consolidate"]),
+        });
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        let s = &out["silt"];
+        println!(
+            "{} entries: first sync {:.0} ms, recall p50 {:.2} ms, capture p50 {:.2} ms, sleep {:.0} ms, consolidate {:.0} ms",
+            args.entries,
+            s["first_sync_ms"].as_f64().unwrap_or(0.0),
+            s["recall_p50_ms"].as_f64().unwrap_or(0.0),
+            s["capture_p50_ms"].as_f64().unwrap_or(0.0),
+            sleep_ms,
+            consolidate_ms
+        );
+        if out.get("reference").is_some() {
+            println!("reference: {}", out["reference"]);
+            println!("reference time / silt time: {}", out["speedup"]);
+        }
+    }
+    Ok(())
+}
