@@ -147,3 +147,35 @@ async fn a_judge_without_relate_serves_all_but_the_sleep_pass() {
     let err = err.to_string();
     assert!(err.contains("does not export silt:judge/relate"), "{err}");
 }
+
+#[tokio::test]
+async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap() {
+    // 250 lessons on one trigger: 31,125 candidate pairs, whose relations in
+    // one answer would cross the lexical judge's 1 MiB output cap.
+    let app = App::with_config(Config::default(), false).unwrap();
+    let mut ledger = app
+        .runtime
+        .open_ledger("lexical", &silt::runtime::ledger::default_params())
+        .await
+        .unwrap();
+    let now = 1_750_000_000.0;
+    let entries: Vec<_> = (0..250)
+        .map(|i| {
+            let e = silt_core::ledger::Entry::new(
+                format!("{i:08x}"),
+                "deploying on a Friday".into(),
+                format!("ask for a review first, step {i}"),
+                0.5,
+                1,
+                now,
+            );
+            silt::tools::sediment::entry_to_wit(&e)
+        })
+        .collect();
+    ledger.sync(&entries).await.unwrap();
+    let (report, _) = ledger
+        .sleep(now)
+        .await
+        .expect("sleep runs in bounded batches");
+    assert!(report.merged > 200, "{report:?}");
+}
