@@ -9,58 +9,81 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::similarity::{text_sim, tokens, trigrams};
+#[cfg(test)]
+use super::similarity::text_sim;
+use super::similarity::{jaccard, tokens, trigrams};
 
 /// Pairs (i < j) of `texts` with `text_sim ≥ threshold`, with their
 /// similarity, sorted by (i, j).
+///
+/// Memory stays linear in the input plus the output: candidates for each
+/// text are gathered with a stamp array rather than a set of all pairs, and
+/// verified at once from precomputed sets.
 pub fn similar_pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)> {
     let token_sets: Vec<HashSet<String>> = texts.iter().map(|t| tokens(t)).collect();
     let trigram_sets: Vec<HashSet<String>> = texts.iter().map(|t| trigrams(t)).collect();
-    let mut probe: HashSet<(usize, usize)> = HashSet::new();
-    for sets in [&token_sets, &trigram_sets] {
-        probe.extend(prefix_candidates(sets, threshold));
+    let token_prefixes = prefixes(&token_sets, threshold);
+    let trigram_prefixes = prefixes(&trigram_sets, threshold);
+    let mut index: HashMap<(bool, u32), Vec<u32>> = HashMap::new();
+    let mut stamp: Vec<u32> = vec![u32::MAX; texts.len()];
+    let mut out = Vec::new();
+    let mut probe: Vec<u32> = Vec::new();
+    for i in 0..texts.len() {
+        probe.clear();
+        for (family, prefix) in [(false, &token_prefixes[i]), (true, &trigram_prefixes[i])] {
+            for &e in prefix {
+                let seen = index.entry((family, e)).or_default();
+                for &j in seen.iter() {
+                    if stamp[j as usize] != i as u32 {
+                        stamp[j as usize] = i as u32;
+                        probe.push(j);
+                    }
+                }
+                seen.push(i as u32);
+            }
+        }
+        for &j in &probe {
+            let j = j as usize;
+            let sim = 0.5 * jaccard(&token_sets[i], &token_sets[j])
+                + 0.5 * jaccard(&trigram_sets[i], &trigram_sets[j]);
+            if sim >= threshold {
+                out.push((j, i, sim));
+            }
+        }
     }
-    let mut out: Vec<(usize, usize, f64)> = probe
-        .into_iter()
-        .filter_map(|(i, j)| {
-            let s = text_sim(texts[i], texts[j]);
-            (s >= threshold).then_some((i, j, s))
-        })
-        .collect();
     out.sort_by_key(|&(i, j, _)| (i, j));
     out
 }
 
-/// Pairs that could reach Jaccard ≥ t (a superset of those that do).
-fn prefix_candidates(sets: &[HashSet<String>], t: f64) -> HashSet<(usize, usize)> {
-    let mut df: HashMap<&str, usize> = HashMap::new();
+/// Each set's prefix under a global rarity order, as element ids: two sets
+/// with Jaccard ≥ t share at least one element of their prefixes. An empty
+/// set gets the id reserved for "empty" (empty sets are Jaccard 1).
+fn prefixes(sets: &[HashSet<String>], t: f64) -> Vec<Vec<u32>> {
+    let mut ids: HashMap<&str, u32> = HashMap::new();
+    let mut df: Vec<u32> = vec![0];
     for s in sets {
         for e in s {
-            *df.entry(e.as_str()).or_default() += 1;
+            let next = df.len() as u32;
+            let id = *ids.entry(e.as_str()).or_insert_with(|| {
+                df.push(0);
+                next
+            });
+            df[id as usize] += 1;
         }
     }
-    let mut index: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut pairs = HashSet::new();
-    for (i, s) in sets.iter().enumerate() {
-        let mut ordered: Vec<&str> = s.iter().map(String::as_str).collect();
-        ordered.sort_by(|a, b| df[a].cmp(&df[b]).then(a.cmp(b)));
-        // An empty set has Jaccard 1 with another empty set: keep it probed.
-        let prefix = if ordered.is_empty() {
-            vec![""]
-        } else {
+    sets.iter()
+        .map(|s| {
+            if s.is_empty() {
+                return vec![0];
+            }
+            let mut ordered: Vec<u32> = s.iter().map(|e| ids[e.as_str()]).collect();
+            ordered.sort_by_key(|&id| (df[id as usize], id));
             let n = ordered.len();
             let keep = n - (t * n as f64).ceil() as usize + 1;
-            ordered[..keep.min(n)].to_vec()
-        };
-        for e in prefix {
-            let seen = index.entry(e).or_default();
-            for &j in seen.iter() {
-                pairs.insert((j, i));
-            }
-            seen.push(i);
-        }
-    }
-    pairs
+            ordered.truncate(keep.min(n));
+            ordered
+        })
+        .collect()
 }
 
 #[cfg(test)]

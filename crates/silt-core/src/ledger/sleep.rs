@@ -34,29 +34,38 @@ pub fn sleep(
     let mut events = Vec::new();
     let mut siblings: Vec<(usize, usize)> = Vec::new();
     for _ in 0..MAX_ROUNDS {
-        let judged = judge_candidates(ledger, judge)?;
+        let pairs = candidate_pairs(ledger);
         siblings.clear();
         let mut changed = false;
-        for ((a, b), verdict) in judged {
-            // an earlier verdict this round may have retired one of them
-            if ledger.entries[a].status != Status::Active
-                || ledger.entries[b].status != Status::Active
-            {
-                continue;
-            }
-            match verdict {
-                Verdict::Merge => {
-                    events.push(ledger.merge(a, b, now));
-                    report.merged += 1;
-                    changed = true;
+        for chunk in pairs.chunks(JUDGE_CHUNK) {
+            // an earlier verdict this round may have retired one of a pair
+            let active = |i: usize| ledger.entries[i].status == Status::Active;
+            let live: Vec<(usize, usize)> = chunk
+                .iter()
+                .copied()
+                .filter(|&(a, b)| active(a) && active(b))
+                .collect();
+            let verdicts = judge_pairs(ledger, judge, &live)?;
+            for ((a, b), verdict) in live.into_iter().zip(verdicts) {
+                if ledger.entries[a].status != Status::Active
+                    || ledger.entries[b].status != Status::Active
+                {
+                    continue;
                 }
-                Verdict::Contradict => {
-                    events.push(ledger.resolve(a, b, now));
-                    report.contradictions_resolved += 1;
-                    changed = true;
+                match verdict {
+                    Verdict::Merge => {
+                        events.push(ledger.merge(a, b, now));
+                        report.merged += 1;
+                        changed = true;
+                    }
+                    Verdict::Contradict => {
+                        events.push(ledger.resolve(a, b, now));
+                        report.contradictions_resolved += 1;
+                        changed = true;
+                    }
+                    Verdict::Sibling => siblings.push((a, b)),
+                    Verdict::Distinct => {}
                 }
-                Verdict::Sibling => siblings.push((a, b)),
-                Verdict::Distinct => {}
             }
         }
         if !changed {
@@ -74,14 +83,12 @@ pub fn sleep(
     Ok((report, events))
 }
 
-/// Two entries (by index) and the judge's verdict on them.
-type JudgedPair = ((usize, usize), Verdict);
+/// Pairs judged per call of the judge, so memory holds one chunk's lessons
+/// at a time however many candidates a dense ledger has.
+const JUDGE_CHUNK: usize = 4096;
 
-/// Candidate pairs among active entries and the judge's verdicts.
-fn judge_candidates(
-    ledger: &Ledger,
-    judge: &mut dyn RelationJudge,
-) -> Result<Vec<JudgedPair>, String> {
+/// Candidate pairs (by entry index) among active entries.
+fn candidate_pairs(ledger: &Ledger) -> Vec<(usize, usize)> {
     let active: Vec<usize> = (0..ledger.entries.len())
         .filter(|&i| ledger.entries[i].status == Status::Active)
         .collect();
@@ -89,11 +96,18 @@ fn judge_candidates(
         .iter()
         .map(|&i| ledger.entries[i].when.as_str())
         .collect();
-    let pairs: Vec<(usize, usize)> =
-        super::candidates::similar_pairs(&triggers, ledger.params.candidate_threshold)
-            .into_iter()
-            .map(|(i, j, _)| (active[i], active[j]))
-            .collect();
+    super::candidates::similar_pairs(&triggers, ledger.params.candidate_threshold)
+        .into_iter()
+        .map(|(i, j, _)| (active[i], active[j]))
+        .collect()
+}
+
+/// The judge's verdicts on `pairs`, in order.
+fn judge_pairs(
+    ledger: &Ledger,
+    judge: &mut dyn RelationJudge,
+    pairs: &[(usize, usize)],
+) -> Result<Vec<Verdict>, String> {
     let lesson = |i: usize| Lesson {
         when: &ledger.entries[i].when,
         prefer: &ledger.entries[i].prefer,
@@ -111,7 +125,7 @@ fn judge_candidates(
             pairs.len()
         ));
     }
-    Ok(pairs.into_iter().zip(verdicts).collect())
+    Ok(verdicts)
 }
 
 /// Connected components of the sibling graph, members in ledger order.
