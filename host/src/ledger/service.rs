@@ -112,7 +112,8 @@ impl LedgerService {
         }
     }
 
-    /// A read: a consistent snapshot synced in, no write lock.
+    /// A read: sync without the write lock. A commit landing between the
+    /// version read and the row read is only re-sent on the next sync.
     async fn read(&mut self) -> Result<(), CallError> {
         self.sync().await
     }

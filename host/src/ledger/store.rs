@@ -17,7 +17,6 @@ const SCHEMA: &str = "silt-ledger/1";
 /// An open ledger file.
 pub struct Store {
     conn: Connection,
-    path: PathBuf,
     in_tx: bool,
 }
 
@@ -79,15 +78,7 @@ impl Store {
              INSERT OR IGNORE INTO meta VALUES ('version', '0');
              COMMIT;"
         ))?;
-        Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-            in_tx: false,
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
+        Ok(Store { conn, in_tx: false })
     }
 
     /// The change counter: bumped by every committed write.

@@ -207,10 +207,6 @@ impl LedgerTools {
         self.fixed_now.unwrap_or_else(now)
     }
 
-    pub fn path(&self) -> &std::path::Path {
-        &self.path
-    }
-
     /// The open service, for commands beyond the nine tools.
     pub async fn open(&self) -> Result<tokio::sync::MappedMutexGuard<'_, LedgerService>, String> {
         self.service().await
