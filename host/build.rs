@@ -7,7 +7,13 @@ fn main() {
     let workspace = host.parent().expect("host/ sits in the workspace root");
     let built = guest_build::build(
         workspace,
-        &["silt-ask", "silt-judge-lexical", "silt-ledger"],
+        &[
+            "silt-ask",
+            "silt-judge-lexical",
+            "silt-ledger",
+            "silt-ledger-cli",
+            "silt-host-over-wasi",
+        ],
         &[
             "Cargo.toml",
             "wit",

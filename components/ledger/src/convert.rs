@@ -8,44 +8,9 @@ use crate::silt::ledger::types::{
     Candidate, Entry, Event, EventKind, Judgment, Params, Status, Verdict,
 };
 
-pub fn params_in(p: &Params) -> core::Params {
-    core::Params {
-        floor: p.floor,
-        cap: p.cap as usize,
-        trigger_threshold: p.trigger_threshold,
-        action_threshold: p.action_threshold,
-        contradict_threshold: p.contradict_threshold,
-        candidate_threshold: p.candidate_threshold,
-        merge_threshold: p.merge_threshold,
-        abstraction_min: p.abstraction_min as usize,
-    }
-}
-
+silt_core::ledger_params_conversions!(Params);
 silt_core::ledger_entry_conversions!(Entry, Status);
-
-pub fn event_out(e: &core::events::Event) -> Event {
-    use core::events::EventKind as K;
-    let kind = match e.kind {
-        K::Captured => EventKind::Captured,
-        K::Fired => EventKind::Fired,
-        K::Confirmed => EventKind::Confirmed,
-        K::Contradicted => EventKind::Contradicted,
-        K::Revived => EventKind::Revived,
-        K::Faded => EventKind::Faded,
-        K::Evicted => EventKind::Evicted,
-        K::Merged => EventKind::Merged,
-        K::Resolved => EventKind::Resolved,
-        K::Abstracted => EventKind::Abstracted,
-        K::Judged => EventKind::Judged,
-    };
-    Event {
-        at: e.at,
-        kind,
-        id: e.id.clone(),
-        others: e.others.clone(),
-        reason: e.reason.clone(),
-    }
-}
+silt_core::ledger_event_conversions!(Event, EventKind);
 
 pub fn candidate_out(c: ops::Candidate) -> Candidate {
     Candidate {

@@ -88,7 +88,7 @@ impl LedgerResource {
         self.reindex();
         let change = Change {
             entries: self.entries_at(changed),
-            events: events.iter().map(convert::event_out).collect(),
+            events: events.iter().map(convert::event_to_wit).collect(),
         };
         (out, change)
     }
@@ -107,7 +107,7 @@ impl LedgerResource {
 impl GuestLedger for LedgerResource {
     fn new(params: Params) -> Self {
         LedgerResource {
-            ledger: RefCell::new(ops::Ledger::new(vec![], convert::params_in(&params))),
+            ledger: RefCell::new(ops::Ledger::new(vec![], convert::params_from_wit(&params))),
             index: RefCell::new(HashMap::new()),
         }
     }

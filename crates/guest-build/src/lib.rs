@@ -77,10 +77,14 @@ pub fn build(workspace: &Path, packages: &[&str], watch: &[&str]) -> Vec<(String
     packages
         .iter()
         .map(|p| {
-            let built = target_dir
-                .join(TARGET)
-                .join(PROFILE)
-                .join(format!("{}.wasm", p.replace('-', "_")));
+            // a library is named with underscores, a binary as written
+            let dir = target_dir.join(TARGET).join(PROFILE);
+            let lib = dir.join(format!("{}.wasm", p.replace('-', "_")));
+            let built = if lib.exists() {
+                lib
+            } else {
+                dir.join(format!("{p}.wasm"))
+            };
             let copy = out_dir.join(format!("{p}.wasm"));
             std::fs::copy(&built, &copy)
                 .unwrap_or_else(|e| panic!("guest {p} was not built at {}: {e}", built.display()));

@@ -2,12 +2,11 @@
 //! engine component: decay and fading, then the sleep pass.
 
 use anyhow::Result;
-use serde_json::{Value, json};
 
 use crate::app::App;
 use crate::bindings::ledger_engine::silt::ledger::types::Entry;
 use crate::runtime::ledger::default_params;
-use crate::tools::sediment::{entry_to_wit, view};
+use crate::tools::sediment::{entry_from_wit, entry_to_wit, event_from_wit, view};
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
@@ -72,14 +71,27 @@ pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
     let (sleep, change) = session.sleep(now).await?;
     let after = session.stats(true, 500, now).await?;
     if args.json {
-        let out = json!({
-            "judge": args.judge,
-            "before": {"active": active(&before)},
-            "consolidate": {"retired": consolidate.retired, "evicted": consolidate.evicted, "active": consolidate.active},
-            "sleep": {"merged": sleep.merged, "contradictions_resolved": sleep.contradictions_resolved, "generalized": sleep.generalized},
-            "after": {"active": active(&after), "entries": after.iter().map(|e| view(e, now)).collect::<Vec<Value>>()},
-            "events": change.events.iter().map(|e| json!({"kind": format!("{:?}", e.kind).rsplit("::").next().unwrap_or("").to_lowercase(), "id": e.id, "others": e.others, "reason": e.reason})).collect::<Vec<_>>(),
-        });
+        let core = |entries: &[Entry]| entries.iter().map(entry_from_wit).collect::<Vec<_>>();
+        let consolidate = silt_core::ledger::ops::Homeostasis {
+            retired: consolidate.retired as usize,
+            evicted: consolidate.evicted as usize,
+            active: consolidate.active as usize,
+        };
+        let sleep = silt_core::ledger::sleep::SleepReport {
+            merged: sleep.merged as usize,
+            contradictions_resolved: sleep.contradictions_resolved as usize,
+            generalized: sleep.generalized as usize,
+        };
+        let events: Vec<_> = change.events.iter().map(event_from_wit).collect();
+        let out = silt_core::ledger::demo::report(
+            &args.judge,
+            &core(&before),
+            &consolidate,
+            &sleep,
+            &core(&after),
+            &events,
+            now,
+        );
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print_entries("BEFORE", &before, now);

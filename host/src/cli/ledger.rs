@@ -87,6 +87,16 @@ pub enum LedgerCommand {
     Import { file: PathBuf },
     /// Write the ledger as a Sediment ledger.json (to FILE, or stdout).
     Export { file: Option<PathBuf> },
+    /// Write the ledger engine composed with --judge into one component
+    /// that runs outside silt (`wasmtime run FILE demo`, jco).
+    Standalone {
+        /// Where to write the component.
+        #[arg(short, long)]
+        out: PathBuf,
+        /// A library exporting silt:ledger/engine instead of a command.
+        #[arg(long)]
+        library: bool,
+    },
 }
 
 fn now_or(now: Option<f64>) -> f64 {
@@ -137,6 +147,22 @@ fn lines(entries: &Value) -> String {
 }
 
 /// A tool's `{ok: false, error}` as a command failure.
+/// Writes `bytes` to `file` through a synced temporary file beside it, so
+/// a crash leaves either the old file or the new one.
+fn write_atomically(file: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(file)
+        .with_context(|| format!("writing {}", file.display()))?;
+    Ok(())
+}
+
 fn tool(outcome: crate::tools::sediment_tools::ToolOutcome) -> Result<Value> {
     outcome.map_err(|e| anyhow::anyhow!(e))
 }
@@ -336,21 +362,36 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
                 },
             )
         }
+        LedgerCommand::Standalone { out, library } => {
+            let registry = &app.runtime.registry;
+            let ledger = registry.get("ledger")?.bytes()?;
+            let judge_bytes = registry.get(&args_in.judge)?.bytes()?;
+            let bytes = if library {
+                crate::plugins::compose::ledger_library(&ledger, &judge_bytes)?
+            } else {
+                crate::plugins::compose::ledger_command(&ledger, &judge_bytes)?
+            };
+            write_atomically(&out, &bytes)?;
+            print(
+                j,
+                json!({"ok": true, "path": out.display().to_string(), "bytes": bytes.len(), "judge": args_in.judge, "kind": if library { "library" } else { "command" }}),
+                |v| {
+                    format!(
+                        "wrote {} ({} bytes, judge {})",
+                        v["path"].as_str().unwrap_or(""),
+                        v["bytes"],
+                        v["judge"].as_str().unwrap_or("")
+                    )
+                },
+            )
+        }
         LedgerCommand::Export { file } => {
             let service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
             let text = sediment_json::write(&service.store.all()?)?;
             match file {
                 None => println!("{text}"),
                 Some(file) => {
-                    let dir = file
-                        .parent()
-                        .filter(|d| !d.as_os_str().is_empty())
-                        .unwrap_or(std::path::Path::new("."));
-                    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-                    tmp.write_all(text.as_bytes())?;
-                    tmp.as_file().sync_all()?;
-                    tmp.persist(&file)
-                        .with_context(|| format!("writing {}", file.display()))?;
+                    write_atomically(&file, text.as_bytes())?;
                     eprintln!("exported to {}", file.display());
                 }
             }

@@ -139,7 +139,7 @@ impl LedgerService {
     ) -> Result<Entry, CallError> {
         self.begin().await?;
         let id = loop {
-            let id = crate::runtime::new_id();
+            let id = silt_core::ids::new_id();
             match self.store.contains(&id) {
                 Ok(false) => break id,
                 Ok(true) => continue,

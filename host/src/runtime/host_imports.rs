@@ -64,21 +64,8 @@ impl clock::Host for PluginState {
 
 impl crate::bindings::ledger_engine::silt::host::ids::Host for PluginState {
     async fn next_id(&mut self) -> wasmtime::Result<String> {
-        Ok(new_id())
+        Ok(silt_core::ids::new_id())
     }
-}
-
-/// 8 lowercase hex characters from the process's random hasher keys.
-pub fn new_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    format!("{:08x}", h.finish() as u32)
 }
 
 impl crate::bindings::ledger_engine::silt::judge::relate::Host for PluginState {

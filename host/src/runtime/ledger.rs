@@ -16,19 +16,11 @@ use crate::bindings::ledger_engine::silt::ledger::types::{
 };
 use crate::plugins::manifest::Manifest;
 
+silt_core::ledger_params_conversions!(Params);
+
 /// The reference's tunables, as the WIT record.
 pub fn default_params() -> Params {
-    let p = silt_core::ledger::Params::default();
-    Params {
-        floor: p.floor,
-        cap: p.cap as u32,
-        trigger_threshold: p.trigger_threshold,
-        action_threshold: p.action_threshold,
-        contradict_threshold: p.contradict_threshold,
-        candidate_threshold: p.candidate_threshold,
-        merge_threshold: p.merge_threshold,
-        abstraction_min: p.abstraction_min as u32,
-    }
+    params_to_wit(&silt_core::ledger::Params::default())
 }
 
 /// One ledger engine instance and the ledger resource inside it. After a

@@ -10,8 +10,6 @@ pub mod state;
 
 mod host_imports;
 
-pub use host_imports::new_id;
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

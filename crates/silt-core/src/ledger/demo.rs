@@ -94,3 +94,36 @@ pub fn entries(now: f64) -> Vec<Entry> {
         })
         .collect()
 }
+
+/// Active entries in `entries`.
+fn active(entries: &[Entry]) -> usize {
+    entries
+        .iter()
+        .filter(|e| e.status == super::Status::Active)
+        .count()
+}
+
+/// The demo's result as `silt demo --json` prints it, built here so every
+/// runner of the demo (the native host, the standalone component) reports
+/// it in one shape.
+pub fn report(
+    judge: &str,
+    before: &[Entry],
+    consolidate: &super::ops::Homeostasis,
+    sleep: &super::sleep::SleepReport,
+    after: &[Entry],
+    events: &[super::events::Event],
+    now: f64,
+) -> serde_json::Value {
+    serde_json::json!({
+        "judge": judge,
+        "before": {"active": active(before)},
+        "consolidate": consolidate,
+        "sleep": sleep,
+        "after": {
+            "active": active(after),
+            "entries": after.iter().map(|e| e.view(now)).collect::<Vec<_>>(),
+        },
+        "events": events,
+    })
+}

@@ -105,6 +105,21 @@ impl Entry {
     pub fn render(&self) -> String {
         format!("WHEN {} -> PREFER {}", self.when, self.prefer)
     }
+
+    /// The seed's view of an entry: {id, when, prefer, confidence (effective
+    /// at `now`, 3 places), hits, confirmations, status, note}.
+    pub fn view(&self, now: f64) -> Value {
+        serde_json::json!({
+            "id": self.id,
+            "when": self.when,
+            "prefer": self.prefer,
+            "confidence": (self.effective(now) * 1000.0).round() / 1000.0,
+            "hits": self.hit_count,
+            "confirmations": self.confirm_count,
+            "status": self.status,
+            "note": self.note,
+        })
+    }
 }
 
 #[cfg(test)]

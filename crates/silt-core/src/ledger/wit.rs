@@ -57,3 +57,97 @@ macro_rules! ledger_entry_conversions {
         }
     };
 }
+
+/// Defines `event_to_wit` and `event_from_wit` for a generated `event`
+/// record and its `event-kind` enum, both in scope under the given names.
+#[macro_export]
+macro_rules! ledger_event_conversions {
+    ($event:ident, $kind:ident) => {
+        /// A core event as the generated WIT record.
+        #[allow(dead_code)]
+        pub fn event_to_wit(e: &$crate::ledger::events::Event) -> $event {
+            use $crate::ledger::events::EventKind as K;
+            $event {
+                at: e.at,
+                kind: match e.kind {
+                    K::Captured => $kind::Captured,
+                    K::Fired => $kind::Fired,
+                    K::Confirmed => $kind::Confirmed,
+                    K::Contradicted => $kind::Contradicted,
+                    K::Revived => $kind::Revived,
+                    K::Faded => $kind::Faded,
+                    K::Evicted => $kind::Evicted,
+                    K::Merged => $kind::Merged,
+                    K::Resolved => $kind::Resolved,
+                    K::Abstracted => $kind::Abstracted,
+                    K::Judged => $kind::Judged,
+                },
+                id: e.id.clone(),
+                others: e.others.clone(),
+                reason: e.reason.clone(),
+            }
+        }
+
+        /// The generated WIT record as a core event.
+        #[allow(dead_code)]
+        pub fn event_from_wit(e: &$event) -> $crate::ledger::events::Event {
+            use $crate::ledger::events::EventKind as K;
+            $crate::ledger::events::Event {
+                at: e.at,
+                kind: match e.kind {
+                    $kind::Captured => K::Captured,
+                    $kind::Fired => K::Fired,
+                    $kind::Confirmed => K::Confirmed,
+                    $kind::Contradicted => K::Contradicted,
+                    $kind::Revived => K::Revived,
+                    $kind::Faded => K::Faded,
+                    $kind::Evicted => K::Evicted,
+                    $kind::Merged => K::Merged,
+                    $kind::Resolved => K::Resolved,
+                    $kind::Abstracted => K::Abstracted,
+                    $kind::Judged => K::Judged,
+                },
+                id: e.id.clone(),
+                others: e.others.clone(),
+                reason: e.reason.clone(),
+            }
+        }
+    };
+}
+
+/// Defines `params_to_wit` and `params_from_wit` for a generated `params`
+/// record in scope under the given name.
+#[macro_export]
+macro_rules! ledger_params_conversions {
+    ($params:ident) => {
+        /// Core tunables as the generated WIT record.
+        #[allow(dead_code)]
+        pub fn params_to_wit(p: &$crate::ledger::Params) -> $params {
+            $params {
+                floor: p.floor,
+                cap: p.cap as u32,
+                trigger_threshold: p.trigger_threshold,
+                action_threshold: p.action_threshold,
+                contradict_threshold: p.contradict_threshold,
+                candidate_threshold: p.candidate_threshold,
+                merge_threshold: p.merge_threshold,
+                abstraction_min: p.abstraction_min as u32,
+            }
+        }
+
+        /// The generated WIT record as core tunables.
+        #[allow(dead_code)]
+        pub fn params_from_wit(p: &$params) -> $crate::ledger::Params {
+            $crate::ledger::Params {
+                floor: p.floor,
+                cap: p.cap as usize,
+                trigger_threshold: p.trigger_threshold,
+                action_threshold: p.action_threshold,
+                contradict_threshold: p.contradict_threshold,
+                candidate_threshold: p.candidate_threshold,
+                merge_threshold: p.merge_threshold,
+                abstraction_min: p.abstraction_min as usize,
+            }
+        }
+    };
+}
