@@ -8,5 +8,6 @@ pub mod config;
 pub mod ledger;
 pub mod mcp;
 pub mod plugins;
+pub mod progress;
 pub mod runtime;
 pub mod tools;

@@ -4,9 +4,11 @@ use std::sync::Arc;
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
 use crate::config::Config;
+use crate::progress::ProgressReporter;
 use crate::runtime::{CallError, Runtime};
 use crate::tools::ask::{self, AskParams};
 use crate::tools::sediment_tools::{self as sed, LedgerTools, ToolOutcome};
@@ -105,8 +107,24 @@ impl SiltServer {
         input_schema = schema_for_type::<sed::SleepParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
-    async fn sediment_sleep(&self, args: JsonObject) -> CallToolResult {
-        ledger_result(self.ledger.sleep(args).await)
+    async fn sediment_sleep(
+        &self,
+        args: JsonObject,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        // a sleep over a large ledger takes minutes: report pairs judged
+        let progress = ProgressReporter::start(
+            ctx.peer.clone(),
+            ctx.meta.get_progress_token(),
+            "lesson pairs judged",
+        )
+        .await;
+        let out = self
+            .ledger
+            .sleep_counting(args, Some(progress.counter.clone()))
+            .await;
+        progress.finish().await;
+        ledger_result(out)
     }
 
     #[tool(

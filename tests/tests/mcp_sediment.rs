@@ -9,6 +9,17 @@ use silt_e2e::silt_binary;
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
+/// A tool result's text content, parsed as JSON.
+fn result_json(r: &CallToolResult) -> Value {
+    let text: String = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .collect();
+    serde_json::from_str(&text).expect("JSON result")
+}
+
 async fn call(client: &Client, tool: &str, args: Value) -> (bool, Value) {
     let r: CallToolResult = client
         .call_tool(
@@ -17,13 +28,7 @@ async fn call(client: &Client, tool: &str, args: Value) -> (bool, Value) {
         )
         .await
         .expect("tools/call");
-    let text: String = r
-        .content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .collect();
-    let v: Value = serde_json::from_str(&text).expect("JSON result");
+    let v = result_json(&r);
     assert_eq!(
         v["ok"] == true,
         r.is_error != Some(true),
@@ -145,6 +150,15 @@ async fn the_nine_tools_and_their_errors() {
         (Some(2), Some(1))
     );
     assert_eq!(stats["telemetry"]["events"]["resolved"], 1);
+    // the ledger started empty, so the days' net changes add up to the active count
+    let drift = stats["telemetry"]["drift"].as_array().unwrap();
+    assert!(!drift.is_empty(), "{stats}");
+    let net: i64 = drift
+        .iter()
+        .map(|d| d["net_active"].as_i64().unwrap())
+        .sum();
+    assert_eq!(net, 1, "{drift:?}");
+    assert_eq!(drift[0]["events"]["captured"], 2, "{drift:?}");
 
     // every bad input: {ok: false, error}, nothing changed
     for (tool, args, needle) in [
@@ -220,5 +234,91 @@ async fn the_nine_tools_and_their_errors() {
     }
     let (_, after) = call(&client, "sediment_stats", json!({"include_retired": true})).await;
     assert_eq!(after["total"], 2, "bad inputs changed nothing");
+    client.cancel().await.unwrap();
+}
+
+/// Records the progress notifications the server sends.
+#[derive(Clone, Default)]
+struct ProgressRecorder(
+    std::sync::Arc<std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>>,
+);
+
+impl rmcp::ClientHandler for ProgressRecorder {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+#[tokio::test]
+async fn sleep_reports_progress_as_it_judges_pairs() {
+    let home = tempfile::tempdir().unwrap();
+    // a ledger with pairs to judge: ten lessons, five duplicated triggers
+    let ledger = home.path().join("ledger.db");
+    let lines: String = (0..10)
+        .map(|i| {
+            format!(
+                "{}\n",
+                json!({"when": format!("deploying service number {} on friday", i % 5), "prefer": "take a backup first", "feedback": "positive"})
+            )
+        })
+        .collect();
+    std::fs::write(home.path().join("lessons.jsonl"), lines).unwrap();
+    let out = std::process::Command::new(silt_binary())
+        .env("SILT_SLEEP_PRESSURE", "0")
+        .args(["ledger", "--ledger"])
+        .arg(&ledger)
+        .args(["capture", "--from"])
+        .arg(home.path().join("lessons.jsonl"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut cmd = tokio::process::Command::new(silt_binary());
+    cmd.arg("serve")
+        .env("SILT_CACHE_DIR", home.path().join("cache"))
+        .env("SILT_LEDGER_PATH", &ledger)
+        .env("SILT_CONFIG", home.path().join("silt.toml"));
+    std::fs::write(home.path().join("silt.toml"), "").unwrap();
+    let recorder = ProgressRecorder::default();
+    let client = recorder
+        .clone()
+        .serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap();
+    let r: CallToolResult = client
+        .call_tool(CallToolRequestParams::new("sediment_sleep".to_string()))
+        .await
+        .expect("tools/call");
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let result = result_json(&r);
+    assert!(result["merged"].as_u64().unwrap() >= 5, "{result}");
+    // notifications may trail the result by a moment
+    for _ in 0..50 {
+        if recorder.0.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let seen = recorder.0.lock().unwrap().clone();
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert_eq!(seen[0].message.as_deref(), Some("started"));
+    let last = seen.last().unwrap();
+    assert!(last.progress >= 5.0, "{last:?}");
+    assert!(
+        last.message.as_deref().unwrap().starts_with("done: "),
+        "{last:?}"
+    );
+    assert!(
+        seen.windows(2).all(|w| w[0].progress <= w[1].progress),
+        "{seen:?}"
+    );
     client.cancel().await.unwrap();
 }

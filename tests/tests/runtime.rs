@@ -141,7 +141,7 @@ async fn a_judge_without_relate_serves_all_but_the_sleep_pass() {
     ledger.sync(&demo).await.unwrap();
     // the agent-as-judge path needs no relate
     assert!(!ledger.review_candidates().await.unwrap().is_empty());
-    let Err(err) = ledger.sleep(now).await else {
+    let Err(err) = ledger.sleep(now, None).await else {
         panic!("a judge without relate ran the sleep pass")
     };
     let err = err.to_string();
@@ -174,7 +174,7 @@ async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap()
         .collect();
     ledger.sync(&entries).await.unwrap();
     let (report, _) = ledger
-        .sleep(now)
+        .sleep(now, None)
         .await
         .expect("sleep runs in bounded batches");
     assert!(report.merged > 200, "{report:?}");

@@ -249,7 +249,7 @@ async fn native_script(script: &Value) -> Value {
                        "events": events(&change.events)})
             }
             "sleep" => {
-                let (r, change) = ledger.sleep(now).await.unwrap();
+                let (r, change) = ledger.sleep(now, None).await.unwrap();
                 json!({"merged": r.merged, "contradictions_resolved": r.contradictions_resolved,
                        "generalized": r.generalized, "events": events(&change.events)})
             }

@@ -72,7 +72,23 @@ impl LedgerResource {
             .collect()
     }
 
-    /// Runs `op`, then reports every entry it changed or created.
+    /// Runs `op`, which reports the positions it touched, and hands those
+    /// entries back: no copy of the whole ledger for the frequent calls.
+    fn touching<T>(
+        &self,
+        op: impl FnOnce(&mut ops::Ledger) -> (T, Vec<usize>, Vec<core::events::Event>),
+    ) -> (T, Change) {
+        let (out, touched, events) = op(&mut self.ledger.borrow_mut());
+        self.reindex();
+        let change = Change {
+            entries: self.entries_at(touched),
+            events: events.iter().map(convert::event_to_wit).collect(),
+        };
+        (out, change)
+    }
+
+    /// Runs `op`, then reports every entry it changed or created (for the
+    /// passes that may touch any entry).
     fn changing<T>(
         &self,
         op: impl FnOnce(&mut ops::Ledger) -> (T, Vec<core::events::Event>),
@@ -132,7 +148,10 @@ impl GuestLedger for LedgerResource {
     }
 
     fn recall(&self, context: String, k: u32, now: f64) -> (Vec<Entry>, Change) {
-        let (hits, change) = self.changing(|l| l.recall(&context, k as usize, now));
+        let (hits, change) = self.touching(|l| {
+            let (hits, events) = l.recall(&context, k as usize, now);
+            (hits.clone(), hits, events)
+        });
         let l = self.ledger.borrow();
         (
             hits.iter()
@@ -155,8 +174,11 @@ impl GuestLedger for LedgerResource {
             Feedback::Negative => ops::Feedback::Negative,
             Feedback::Neutral => ops::Feedback::Neutral,
         };
-        self.changing(|l| l.capture(id, &when, &prefer, feedback, now))
-            .1
+        self.touching(|l| {
+            let (i, events) = l.capture(id, &when, &prefer, feedback, now);
+            ((), vec![i], events)
+        })
+        .1
     }
 
     fn confirm(&self, id: String, now: f64) -> Result<Change, LedgerError> {
@@ -165,7 +187,10 @@ impl GuestLedger for LedgerResource {
             .index_of(&id)
             .map_err(|e| LedgerError::UnknownId(e.to_string()))?;
         Ok(self
-            .changing(|l| l.confirm(&id, now).expect("checked above"))
+            .touching(|l| {
+                let (i, events) = l.confirm(&id, now).expect("checked above");
+                ((), vec![i], events)
+            })
             .1)
     }
 
@@ -175,7 +200,10 @@ impl GuestLedger for LedgerResource {
             .index_of(&id)
             .map_err(|e| LedgerError::UnknownId(e.to_string()))?;
         Ok(self
-            .changing(|l| l.contradict(&id, now).expect("checked above"))
+            .touching(|l| {
+                let (i, events) = l.contradict(&id, now).expect("checked above");
+                ((), vec![i], events)
+            })
             .1)
     }
 

@@ -31,57 +31,14 @@ pub struct BenchLedgerArgs {
     pub json: bool,
 }
 
-/// A deterministic ledger: triggers and actions drawn from small
-/// vocabularies so that near-duplicates, siblings and contradictions occur.
+/// A deterministic ledger of lesson families (about four entries each)
+/// that repeat, narrow or contradict one lesson, written in made-up words
+/// so families share nothing: candidate pairs grow with the ledger, and the
+/// time shows the candidate search's own scaling. (With the reference's
+/// candidate threshold of 0.18, lessons that share a common phrase such as
+/// "for Claude" are all candidates of each other, so a ledger full of them
+/// has quadratically many pairs whatever the search.)
 fn generate(n: usize, now: f64) -> Value {
-    const SUBJECTS: [&str; 24] = [
-        "prompt",
-        "migration",
-        "deploy",
-        "test",
-        "refactor",
-        "review",
-        "release",
-        "query",
-        "schema",
-        "cache",
-        "build",
-        "docs",
-        "api",
-        "parser",
-        "config",
-        "logging",
-        "retry",
-        "timeout",
-        "auth",
-        "index",
-        "queue",
-        "backup",
-        "metrics",
-        "feature",
-    ];
-    const QUALIFIERS: [&str; 20] = [
-        "for Claude",
-        "for GPT",
-        "in Rust",
-        "in Python",
-        "on staging",
-        "on production",
-        "with Postgres",
-        "with SQLite",
-        "for the CLI",
-        "for the web UI",
-        "under load",
-        "at night",
-        "for a hotfix",
-        "for a new team",
-        "with flaky CI",
-        "in a monorepo",
-        "for mobile",
-        "behind a proxy",
-        "for crypto perps",
-        "for futures",
-    ];
     const ACTIONS: [&str; 16] = [
         "write the test first",
         "use XML tags for structure",
@@ -98,7 +55,7 @@ fn generate(n: usize, now: f64) -> Value {
         "measure before optimising",
         "split the change",
         "anchor reasoning on HTF bias first",
-        "do not inject CoT",
+        "inject explicit step-by-step CoT",
     ];
     let mut seed = 0x5eed_u64;
     let mut next = move |m: usize| {
@@ -107,12 +64,37 @@ fn generate(n: usize, now: f64) -> Value {
             .wrapping_add(1442695040888963407);
         ((seed >> 33) as usize) % m
     };
+    // made-up words of random letters: project names, files, identifiers
+    let word = |next: &mut dyn FnMut(usize) -> usize| -> String {
+        (0..4 + next(4))
+            .map(|_| (b'a' + next(26) as u8) as char)
+            .collect()
+    };
+    let families = (n / 4).max(1);
+    let bases: Vec<(String, &str)> = (0..families)
+        .map(|_| {
+            let when = (0..4)
+                .map(|_| word(&mut next))
+                .collect::<Vec<_>>()
+                .join(" ");
+            (when, ACTIONS[next(ACTIONS.len())])
+        })
+        .collect();
     let rows: Vec<Value> = (0..n)
         .map(|i| {
-            let when = format!("{} {} {}", SUBJECTS[next(SUBJECTS.len())], QUALIFIERS[next(QUALIFIERS.len())], i % 97);
+            let (base_when, base_action) = &bases[next(families)];
+            // the same lesson again, a narrower sibling, or its contradiction
+            let (when, prefer) = match next(4) {
+                0 | 1 => (base_when.clone(), base_action.to_string()),
+                2 => (
+                    format!("{base_when} {}", word(&mut next)),
+                    base_action.to_string(),
+                ),
+                _ => (base_when.clone(), format!("do not {base_action}")),
+            };
             let confirms = next(4);
             json!({
-                "when": when, "prefer": ACTIONS[next(ACTIONS.len())], "id": format!("{:08x}", i),
+                "when": when, "prefer": prefer, "id": format!("{:08x}", i),
                 "confidence": 0.3 + next(50) as f64 / 100.0, "created": now - next(60) as f64 * 86400.0,
                 "last_confirmed": now - next(30) as f64 * 86400.0, "last_fired": now,
                 "hit_count": next(10), "confirm_count": confirms, "contradiction_count": 0,
@@ -202,6 +184,9 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         &json_path,
         serde_json::to_string_pretty(&generate(args.entries, now))?,
     )?;
+    if let Ok(keep) = std::env::var("SILT_BENCH_KEEP") {
+        std::fs::copy(&json_path, keep)?;
+    }
 
     let tools = LedgerTools::at(
         app.runtime.clone(),

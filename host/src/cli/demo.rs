@@ -68,7 +68,7 @@ pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
     session.sync(&seed).await?;
     let before = session.stats(true, 500, now).await?;
     let (consolidate, _) = session.homeostasis(now).await?;
-    let (sleep, change) = session.sleep(now).await?;
+    let (sleep, change) = session.sleep(now, None).await?;
     let after = session.stats(true, 500, now).await?;
     if args.json {
         let core = |entries: &[Entry]| entries.iter().map(entry_from_wit).collect::<Vec<_>>();

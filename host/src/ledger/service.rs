@@ -195,9 +195,14 @@ impl LedgerService {
         Ok(self.finish(out)?.0)
     }
 
-    pub async fn sleep(&mut self, now: f64) -> Result<(SleepReport, Vec<Event>), CallError> {
+    /// The sleep pass; `judged` counts the lesson pairs related so far.
+    pub async fn sleep(
+        &mut self,
+        now: f64,
+        judged: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> Result<(SleepReport, Vec<Event>), CallError> {
         self.begin().await?;
-        let out = self.session_mut().sleep(now).await;
+        let out = self.session_mut().sleep(now, judged).await;
         self.finish(out)
     }
 

@@ -247,6 +247,25 @@ impl Store {
     }
 
     /// Counts of events by kind.
+    /// Per UTC day (days since the epoch), per kind: events and the
+    /// entries they name besides the first, oldest day first, over the
+    /// last `days` days that saw any event.
+    pub fn daily_events(&self, days: usize) -> Result<Vec<(i64, String, i64, i64)>> {
+        let mut stmt = self.conn.prepare(
+            "WITH recent AS (
+                 SELECT DISTINCT CAST(at / 86400 AS INTEGER) AS day
+                 FROM events ORDER BY day DESC LIMIT ?1)
+             SELECT CAST(at / 86400 AS INTEGER) AS day, kind, COUNT(*),
+                    SUM(json_array_length(others))
+             FROM events WHERE CAST(at / 86400 AS INTEGER) IN (SELECT day FROM recent)
+             GROUP BY day, kind ORDER BY day, kind",
+        )?;
+        let rows = stmt.query_map(params![days as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     pub fn event_counts(&self) -> Result<Vec<(String, i64)>> {
         let mut stmt = self
             .conn

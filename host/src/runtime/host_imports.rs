@@ -79,6 +79,11 @@ impl crate::bindings::ledger_engine::silt::judge::relate::Host for PluginState {
                 self.plugin
             );
         };
-        Ok(judge.relate(pairs).await)
+        let n = pairs.len() as u64;
+        let out = judge.relate(pairs).await;
+        if let Some(counter) = &self.related_pairs {
+            counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(out)
     }
 }

@@ -2,6 +2,7 @@
 //! engine holds the entries the host synced into it.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use wasmtime::Store;
@@ -127,13 +128,21 @@ impl LedgerSession {
             .await)
     }
 
-    pub async fn sleep(&mut self, now: f64) -> Result<(SleepReport, Change), CallError> {
-        call!(self, |b, store, res| b
+    /// The sleep pass; `judged` (when given) counts the lesson pairs
+    /// related as it goes, for progress reports.
+    pub async fn sleep(
+        &mut self,
+        now: f64,
+        judged: Option<Arc<AtomicU64>>,
+    ) -> Result<(SleepReport, Change), CallError> {
+        self.store.data_mut().related_pairs = judged;
+        let out = call!(self, |b, store, res| b
             .silt_ledger_engine()
             .ledger()
             .call_sleep(&mut *store, res, now)
-            .await)?
-        .map_err(ledger_error)
+            .await);
+        self.store.data_mut().related_pairs = None;
+        out?.map_err(ledger_error)
     }
 
     pub async fn stats(

@@ -2,6 +2,7 @@
 //! manifest's grants), its limits, and for engines the judge it may ask.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use wasmtime::ResourceLimiter;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
@@ -63,6 +64,9 @@ pub struct PluginState {
     pub judge: Option<Arc<LoadedJudge>>,
     /// The time engines see through `silt:host/clock` (None: the system clock).
     pub fixed_now: Option<f64>,
+    /// Lesson pairs the engine has had related so far, when someone is
+    /// watching a long sleep pass (progress notifications).
+    pub related_pairs: Option<Arc<AtomicU64>>,
 }
 
 impl PluginState {
@@ -106,6 +110,7 @@ impl PluginState {
             tick_budget: manifest.limits.cpu_ms.div_ceil(super::TICK_MS).max(1),
             judge: None,
             fixed_now: None,
+            related_pairs: None,
         })
     }
 

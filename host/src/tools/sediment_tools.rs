@@ -278,7 +278,7 @@ impl LedgerTools {
             };
             if pressure >= threshold {
                 let (s, _) = service
-                    .sleep(now)
+                    .sleep(now, None)
                     .await
                     .map_err(|e| format!("captured, but the scheduled sleep pass failed: {e}"))?;
                 out["auto_sleep"] = json!({
@@ -315,6 +315,16 @@ impl LedgerTools {
     }
 
     pub async fn sleep(&self, args: Map<String, Value>) -> ToolOutcome {
+        self.sleep_counting(args, None).await
+    }
+
+    /// [`Self::sleep`], counting the lesson pairs judged into `judged` as
+    /// the pass goes (for progress notifications).
+    pub async fn sleep_counting(
+        &self,
+        args: Map<String, Value>,
+        judged: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> ToolOutcome {
         let p: SleepParams = parse(args)?;
         let default = self.config.judge_for("sediment_sleep").to_string();
         let judge = p.judge.unwrap_or_else(|| default.clone());
@@ -331,7 +341,7 @@ impl LedgerTools {
         }
         let mut service = self.service().await?;
         service.set_judge(&judge);
-        let outcome = service.sleep(self.now()).await;
+        let outcome = service.sleep(self.now(), judged).await;
         // a per-call judge applies to this call only
         service.set_judge(&default);
         let (s, _) = outcome.map_err(|e| e.to_string())?;
@@ -442,5 +452,27 @@ pub fn telemetry(store: &Store, all: &[silt_core::ledger::Entry]) -> anyhow::Res
         "fires_most": firing.iter().take(10).map(|e| json!({"id": e.id, "when": e.when, "hits": e.hit_count})).collect::<Vec<_>>(),
         "pruned": pruned,
         "events": counts,
+        "drift": drift(store)?,
     }))
+}
+
+/// Days of the event log that saw activity (the last 30): what happened
+/// each day and how it moved the number of active lessons.
+fn drift(store: &Store) -> anyhow::Result<Vec<Value>> {
+    use silt_core::ledger::events::{EventKind, day_label};
+    let mut days: Vec<(i64, Map<String, Value>, i64)> = Vec::new();
+    for (day, kind, n, others) in store.daily_events(30)? {
+        if days.last().is_none_or(|d| d.0 != day) {
+            days.push((day, Map::new(), 0));
+        }
+        let today = days.last_mut().expect("pushed above");
+        if let Ok(k) = serde_json::from_value::<EventKind>(Value::String(kind.clone())) {
+            today.2 += k.active_delta(n, others);
+        }
+        today.1.insert(kind, json!(n));
+    }
+    Ok(days
+        .into_iter()
+        .map(|(day, counts, net)| json!({"day": day_label(day), "events": counts, "net_active": net}))
+        .collect())
 }

@@ -1,7 +1,10 @@
 //! Candidate pairs for the sleep pass without comparing every pair.
 //!
-//! `text_sim = (J_tokens + J_trigrams) / 2 ≥ t` needs `J_tokens ≥ t` or
-//! `J_trigrams ≥ t`. Pairs of sets with Jaccard ≥ t always share an element
+//! `text_sim = (J_tokens + J_trigrams) / 2 ≥ t` needs `J_tokens ≥ x` or
+//! `J_trigrams ≥ 2t − x`, for any split `x`. silt takes `x = t/2`: short
+//! triggers keep every token in their prefix either way, and trigrams (a
+//! small alphabet, so each is shared widely) get the stricter threshold.
+//! Pairs of sets with Jaccard ≥ t always share an element
 //! among the first `|x| − ⌈t·|x|⌉ + 1` elements of each set when elements
 //! are ordered by a global order (prefix filtering, as in PPJoin). Ordering
 //! by rarity keeps those prefixes made of rare tokens, so the pairs probed
@@ -11,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 #[cfg(test)]
 use super::similarity::text_sim;
-use super::similarity::{jaccard, tokens, trigrams};
+use super::similarity::{jaccard_counts, shared, tokens, trigrams};
 
 /// Pairs (i < j) of `texts` with `text_sim ≥ threshold`, with their
 /// similarity, sorted by (i, j).
@@ -22,8 +25,10 @@ use super::similarity::{jaccard, tokens, trigrams};
 pub fn similar_pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)> {
     let token_sets: Vec<HashSet<String>> = texts.iter().map(|t| tokens(t)).collect();
     let trigram_sets: Vec<HashSet<String>> = texts.iter().map(|t| trigrams(t)).collect();
-    let token_prefixes = prefixes(&token_sets, threshold);
-    let trigram_prefixes = prefixes(&trigram_sets, threshold);
+    let (token_ids, token_prefixes) = ranked(&token_sets, threshold / 2.0);
+    let (trigram_ids, trigram_prefixes) = ranked(&trigram_sets, threshold * 1.5);
+    drop((token_sets, trigram_sets));
+    let jaccard = |a: &[u32], b: &[u32]| jaccard_counts(a.len(), b.len(), shared(a, b));
     let mut index: HashMap<(bool, u32), Vec<u32>> = HashMap::new();
     let mut stamp: Vec<u32> = vec![u32::MAX; texts.len()];
     let mut out = Vec::new();
@@ -44,8 +49,8 @@ pub fn similar_pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)>
         }
         for &j in &probe {
             let j = j as usize;
-            let sim = 0.5 * jaccard(&token_sets[i], &token_sets[j])
-                + 0.5 * jaccard(&trigram_sets[i], &trigram_sets[j]);
+            let sim = 0.5 * jaccard(&token_ids[i], &token_ids[j])
+                + 0.5 * jaccard(&trigram_ids[i], &trigram_ids[j]);
             if sim >= threshold {
                 out.push((j, i, sim));
             }
@@ -55,10 +60,11 @@ pub fn similar_pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)>
     out
 }
 
-/// Each set's prefix under a global rarity order, as element ids: two sets
-/// with Jaccard ≥ t share at least one element of their prefixes. An empty
-/// set gets the id reserved for "empty" (empty sets are Jaccard 1).
-fn prefixes(sets: &[HashSet<String>], t: f64) -> Vec<Vec<u32>> {
+/// Each set as sorted element ids (for exact Jaccard by merging), and its
+/// prefix under a global rarity order: two sets with Jaccard ≥ t share at
+/// least one element of their prefixes. An empty set's prefix is the id
+/// reserved for "empty" (empty sets are Jaccard 1).
+fn ranked(sets: &[HashSet<String>], t: f64) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     let mut ids: HashMap<&str, u32> = HashMap::new();
     let mut df: Vec<u32> = vec![0];
     for s in sets {
@@ -73,17 +79,23 @@ fn prefixes(sets: &[HashSet<String>], t: f64) -> Vec<Vec<u32>> {
     }
     sets.iter()
         .map(|s| {
+            let mut sorted: Vec<u32> = s.iter().map(|e| ids[e.as_str()]).collect();
+            sorted.sort_unstable();
             if s.is_empty() {
-                return vec![0];
+                return (sorted, vec![0]);
             }
-            let mut ordered: Vec<u32> = s.iter().map(|e| ids[e.as_str()]).collect();
+            let mut ordered = sorted.clone();
             ordered.sort_by_key(|&id| (df[id as usize], id));
             let n = ordered.len();
-            let keep = n - (t * n as f64).ceil() as usize + 1;
+            // the smallest overlap Jaccard ≥ t allows, rounded down a hair so
+            // floating error never shortens a prefix (a longer one only costs
+            // probes); above 1 nothing qualifies
+            let overlap = (t * n as f64 - 1e-9).ceil().max(0.0) as usize;
+            let keep = (n + 1).saturating_sub(overlap);
             ordered.truncate(keep.min(n));
-            ordered
+            (sorted, ordered)
         })
-        .collect()
+        .unzip()
 }
 
 #[cfg(test)]
@@ -143,7 +155,7 @@ mod tests {
             })
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        for t in [0.18, 0.45, 0.7] {
+        for t in [0.18, 0.3, 0.45, 0.7, 0.9] {
             let fast: Vec<(usize, usize)> = similar_pairs(&refs, t)
                 .into_iter()
                 .map(|(i, j, _)| (i, j))

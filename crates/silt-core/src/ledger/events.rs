@@ -48,3 +48,58 @@ impl Event {
         }
     }
 }
+
+impl EventKind {
+    /// How `n` events of this kind, naming `others` entries in all, moved
+    /// the active count: a capture or a revival adds one, fading and
+    /// eviction take one, a merge or a resolved contradiction retires the
+    /// others, an abstraction adds a parent and puts its children to sleep.
+    pub fn active_delta(self, n: i64, others: i64) -> i64 {
+        match self {
+            EventKind::Captured | EventKind::Revived => n,
+            EventKind::Faded | EventKind::Evicted => -n,
+            EventKind::Merged | EventKind::Resolved => -others,
+            EventKind::Abstracted => n - others,
+            EventKind::Fired
+            | EventKind::Confirmed
+            | EventKind::Contradicted
+            | EventKind::Judged => 0,
+        }
+    }
+}
+
+/// "YYYY-MM-DD" for a day counted from the Unix epoch (UTC).
+pub fn day_label(day: i64) -> String {
+    // Howard Hinnant's days-to-civil
+    let z = day + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_are_labelled_as_calendar_dates() {
+        assert_eq!(day_label(0), "1970-01-01");
+        assert_eq!(day_label(1_764_000_000 / 86_400), "2025-11-24");
+        assert_eq!(day_label(11_016), "2000-02-29");
+        assert_eq!(day_label(-1), "1969-12-31");
+    }
+
+    #[test]
+    fn active_deltas_follow_what_each_event_does() {
+        assert_eq!(EventKind::Captured.active_delta(3, 0), 3);
+        assert_eq!(EventKind::Merged.active_delta(2, 3), -3);
+        assert_eq!(EventKind::Abstracted.active_delta(1, 3), -2);
+        assert_eq!(EventKind::Fired.active_delta(9, 0), 0);
+    }
+}

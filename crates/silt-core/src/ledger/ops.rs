@@ -7,7 +7,7 @@ use super::Params;
 use super::entry::{Entry, Status};
 use super::events::{Event, EventKind};
 use super::relate::Verdict;
-use super::similarity::text_sim;
+use super::similarity::{TermSets, Vocabulary, text_sim};
 
 /// How a captured lesson turned out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,6 +23,17 @@ pub enum Feedback {
 pub struct Ledger {
     pub entries: Vec<Entry>,
     pub params: Params,
+    /// Recall's term sets per entry, by position, with the texts they were
+    /// built from (an entry whose text changed is rebuilt).
+    recall_sets: Vec<Option<RecallSets>>,
+    vocabulary: Vocabulary,
+}
+
+#[derive(Debug, Clone)]
+struct RecallSets {
+    when: String,
+    prefer: String,
+    sets: TermSets,
 }
 
 /// An entry id nobody holds.
@@ -80,7 +91,11 @@ fn round3(x: f64) -> f64 {
 
 impl Ledger {
     pub fn new(entries: Vec<Entry>, params: Params) -> Self {
-        Ledger { entries, params }
+        Ledger {
+            entries,
+            params,
+            ..Default::default()
+        }
     }
 
     pub fn index_of(&self, id: &str) -> Result<usize, UnknownId> {
@@ -100,16 +115,17 @@ impl Ledger {
     /// The top `k` active lessons for `context`, by lexical similarity to
     /// "when prefer" times effective confidence; each one returned fires.
     pub fn recall(&mut self, context: &str, k: usize, now: f64) -> (Vec<usize>, Vec<Event>) {
+        self.refresh_recall_sets();
+        let query = self.vocabulary.look_up(context);
         let mut scored: Vec<(usize, f64)> = self
             .entries
             .iter()
+            .zip(&self.recall_sets)
             .enumerate()
-            .filter(|(_, e)| e.status == Status::Active)
-            .map(|(i, e)| {
-                (
-                    i,
-                    text_sim(context, &format!("{} {}", e.when, e.prefer)) * e.effective(now),
-                )
+            .filter(|(_, (e, _))| e.status == Status::Active)
+            .map(|(i, (e, sets))| {
+                let sets = &sets.as_ref().expect("refreshed above").sets;
+                (i, query.similarity(sets) * e.effective(now))
             })
             .filter(|(_, s)| *s > 0.0)
             .collect();
@@ -129,6 +145,27 @@ impl Ledger {
             ));
         }
         (scored.into_iter().map(|(i, _)| i).collect(), events)
+    }
+
+    /// Builds the term sets of "when prefer" for every active entry that
+    /// has none or whose text changed since.
+    fn refresh_recall_sets(&mut self) {
+        self.recall_sets.resize(self.entries.len(), None);
+        for (e, cached) in self.entries.iter().zip(self.recall_sets.iter_mut()) {
+            if e.status != Status::Active {
+                continue;
+            }
+            let fresh = cached
+                .as_ref()
+                .is_some_and(|c| c.when == e.when && c.prefer == e.prefer);
+            if !fresh {
+                *cached = Some(RecallSets {
+                    when: e.when.clone(),
+                    prefer: e.prefer.clone(),
+                    sets: self.vocabulary.learn(&format!("{} {}", e.when, e.prefer)),
+                });
+            }
+        }
     }
 
     /// Records a new lesson under `id`.

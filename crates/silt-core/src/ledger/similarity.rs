@@ -1,6 +1,6 @@
 //! Sediment's lexical similarity, exactly as the reference computes it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// The set of `[a-z0-9]+` runs of the lowercased text.
 pub fn tokens(s: &str) -> HashSet<String> {
@@ -39,6 +39,111 @@ pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
 /// 0.5 × jaccard(tokens) + 0.5 × jaccard(trigrams).
 pub fn text_sim(a: &str, b: &str) -> f64 {
     0.5 * jaccard(&tokens(a), &tokens(b)) + 0.5 * jaccard(&trigrams(a), &trigrams(b))
+}
+
+/// Ids for the tokens and trigrams [`text_sim`] compares, so a ledger can
+/// keep each entry's sets between calls instead of rebuilding them.
+#[derive(Debug, Clone, Default)]
+pub struct Vocabulary {
+    ids: HashMap<String, u32>,
+}
+
+/// A text's token and trigram sets as sorted ids. Terms the vocabulary
+/// does not hold are counted (they make the union bigger) but not listed
+/// (they cannot be shared).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermSets {
+    tokens: Vec<u32>,
+    n_tokens: usize,
+    trigrams: Vec<u32>,
+    n_trigrams: usize,
+}
+
+impl Vocabulary {
+    /// The sets of `text`, adding its new terms to the vocabulary.
+    pub fn learn(&mut self, text: &str) -> TermSets {
+        let ids = |set: HashSet<String>| -> (Vec<u32>, usize) {
+            let n = set.len();
+            let mut v: Vec<u32> = set
+                .into_iter()
+                .map(|t| {
+                    let next = self.ids.len() as u32;
+                    *self.ids.entry(t).or_insert(next)
+                })
+                .collect();
+            v.sort_unstable();
+            (v, n)
+        };
+        TermSets::of(text, ids)
+    }
+
+    /// The sets of `text` without growing the vocabulary (for queries,
+    /// whose words need not be remembered).
+    pub fn look_up(&self, text: &str) -> TermSets {
+        let ids = |set: HashSet<String>| -> (Vec<u32>, usize) {
+            let mut v: Vec<u32> = set
+                .iter()
+                .filter_map(|t| self.ids.get(t).copied())
+                .collect();
+            v.sort_unstable();
+            (v, set.len())
+        };
+        TermSets::of(text, ids)
+    }
+}
+
+/// Shared ids of two sorted lists.
+pub(crate) fn shared(a: &[u32], b: &[u32]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// [`jaccard`] from set sizes and the shared count.
+pub(crate) fn jaccard_counts(na: usize, nb: usize, inter: usize) -> f64 {
+    if na == 0 && nb == 0 {
+        return 1.0;
+    }
+    inter as f64 / (na + nb - inter).max(1) as f64
+}
+
+impl TermSets {
+    /// The sets of `text`, each turned into (ids, size) by `ids`.
+    fn of(text: &str, mut ids: impl FnMut(HashSet<String>) -> (Vec<u32>, usize)) -> TermSets {
+        let (tokens, n_tokens) = ids(tokens(text));
+        let (trigrams, n_trigrams) = ids(trigrams(text));
+        TermSets {
+            tokens,
+            n_tokens,
+            trigrams,
+            n_trigrams,
+        }
+    }
+
+    /// [`text_sim`] of the two texts, exactly.
+    pub fn similarity(&self, other: &TermSets) -> f64 {
+        let t = jaccard_counts(
+            self.n_tokens,
+            other.n_tokens,
+            shared(&self.tokens, &other.tokens),
+        );
+        let g = jaccard_counts(
+            self.n_trigrams,
+            other.n_trigrams,
+            shared(&self.trigrams, &other.trigrams),
+        );
+        0.5 * t + 0.5 * g
+    }
 }
 
 #[cfg(test)]
@@ -113,5 +218,38 @@ mod tests {
                 .map(|s| s.to_string())
                 .collect()
         );
+    }
+
+    #[test]
+    fn term_sets_give_text_sim_exactly() {
+        let texts = [
+            "target model is Claude use XML delimiter tags for structure",
+            "Anthropic model as target structure with XML style tags",
+            "trading prompt for XAUUSD",
+            "trading prompt for crypto perps",
+            "",
+            "ab",
+            "  Ab  ",
+            "non-reasoning GPT target inject explicit step-by-step CoT",
+            "émigré café naïve",
+        ];
+        let mut vocabulary = Vocabulary::default();
+        let sets: Vec<TermSets> = texts.iter().map(|t| vocabulary.learn(t)).collect();
+        for (i, a) in texts.iter().enumerate() {
+            for (j, b) in texts.iter().enumerate() {
+                assert_eq!(
+                    sets[i].similarity(&sets[j]),
+                    text_sim(a, b),
+                    "{a:?} ~ {b:?}"
+                );
+            }
+            // a query with words the ledger never saw
+            let query = format!("{a} unseen zzqx words");
+            assert_eq!(
+                vocabulary.look_up(&query).similarity(&sets[i]),
+                text_sim(&query, a),
+                "{query:?}"
+            );
+        }
     }
 }
