@@ -11,6 +11,8 @@ use crate::config::Config;
 use crate::progress::ProgressReporter;
 use crate::runtime::{CallError, Runtime};
 use crate::tools::ask::{self, AskParams};
+use crate::tools::rank::{self, RankParams};
+use crate::tools::route::{self, RouteParams};
 use crate::tools::sediment_tools::{self as sed, LedgerTools, ToolOutcome};
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::JsonObject;
@@ -149,7 +151,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_stats",
-        description = "Inspect ledger health: counts and lessons by effective confidence; `telemetry` adds what fires most, what was pruned and the event counts.",
+        description = "Inspect ledger health: counts and lessons by effective confidence; `telemetry` adds what fires most, what was pruned, the event counts and the daily drift of active lessons.",
         input_schema = schema_for_type::<sed::StatsParams>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -175,6 +177,34 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
     async fn sieve_ask(&self, Parameters(params): Parameters<AskParams>) -> CallToolResult {
         tool_result(ask::run(&self.runtime, &self.config, &params).await)
     }
+
+    #[tool(
+        name = "sieve_rank",
+        description = "Rerank candidates you already hold against a question, with relevance criteria already written: [{id, probability}] sorted by probability (ties by id), cut by top_k and threshold, plus usage. Candidates are [{id, text}]; each is cut to 2000 characters. `judge` picks the judge plugin (default lexical).",
+        annotations(
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn sieve_rank(&self, Parameters(params): Parameters<RankParams>) -> CallToolResult {
+        tool_result(rank::run(&self.runtime, &self.config, &params).await)
+    }
+
+    #[tool(
+        name = "sieve_route",
+        description = "Choose one of your routes [{id, description, aliases}] for a request, or `none` when no route fits: {choice, confidence, probabilities, usage}. More than ten routes are shortlisted in groups of ten before a final choice (usage.stages, usage.batches). `judge` picks the judge plugin (default lexical).",
+        annotations(
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn sieve_route(&self, Parameters(params): Parameters<RouteParams>) -> CallToolResult {
+        tool_result(route::run(&self.runtime, &self.config, &params).await)
+    }
 }
 
 #[tool_handler]
@@ -184,7 +214,8 @@ impl ServerHandler for SiltServer {
             .with_server_info(Implementation::new("silt", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "silt: closed-question judgment (sieve_*) on local, sandboxed judges. \
-                 sieve_ask asks one question of many items and validates every answer.",
+                 sieve_ask asks one question of many items and validates every answer; \
+                 sieve_rank reranks candidates you hold; sieve_route picks one route or none.",
             )
     }
 }

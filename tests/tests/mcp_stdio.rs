@@ -44,6 +44,21 @@ fn structured(result: &CallToolResult) -> Value {
     serde_json::from_str(&text_of(result)).expect("the tool answers JSON")
 }
 
+/// The seed's usage fields, at the result's top level.
+fn assert_usage_fields(result: &Value) {
+    for field in [
+        "tokens",
+        "input_tokens",
+        "output_tokens",
+        "requests",
+        "cache_hits",
+        "cost_usd",
+        "budget_exhausted",
+    ] {
+        assert!(result.get(field).is_some(), "usage lacks {field}: {result}");
+    }
+}
+
 fn assert_distribution(d: &Value, labels: &[&str]) {
     let map = d.as_object().unwrap();
     assert_eq!(map.keys().map(String::as_str).collect::<Vec<_>>(), labels);
@@ -96,17 +111,7 @@ async fn serve_answers_all_three_kinds_over_stdio() {
     );
     assert!(judged["results"][0]["probability"].as_f64().unwrap() > 0.8);
     assert!(judged["results"][1]["probability"].as_f64().unwrap() < 0.2);
-    for field in [
-        "tokens",
-        "input_tokens",
-        "output_tokens",
-        "requests",
-        "cache_hits",
-        "cost_usd",
-        "budget_exhausted",
-    ] {
-        assert!(judged.get(field).is_some(), "usage lacks {field}");
-    }
+    assert_usage_fields(&judged);
 
     let chosen = structured(
         &call(&client, json!({
@@ -173,5 +178,119 @@ async fn bad_arguments_get_a_clear_tool_error() {
         text.contains("no plugin named 'nope'") && text.contains("lexical"),
         "{text}"
     );
+    client.cancel().await.unwrap();
+}
+
+async fn call_tool(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().unwrap().clone();
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .expect("tools/call")
+}
+
+#[tokio::test]
+async fn rank_and_route_over_stdio() {
+    let (client, _home) = start().await;
+    let tools = client.list_all_tools().await.unwrap();
+    for name in ["sieve_rank", "sieve_route"] {
+        let t = tools.iter().find(|t| t.name == name).expect(name);
+        assert_eq!(
+            t.annotations.as_ref().and_then(|a| a.read_only_hint),
+            Some(true)
+        );
+    }
+
+    let ranked = structured(
+        &call_tool(
+            &client,
+            "sieve_rank",
+            json!({"question": "which database supports transactions",
+                   "candidates": [
+                       {"id": "css", "text": "CSS grid lays out web pages"},
+                       {"id": "pg", "text": "PostgreSQL is a relational database with transactions"},
+                       {"text": "Redis is an in-memory key value cache"}],
+                   "top_k": 2}),
+        )
+        .await,
+    );
+    assert_eq!(ranked["results"][0]["id"], "pg", "{ranked}");
+    assert_eq!(ranked["results"].as_array().unwrap().len(), 2);
+    assert_eq!(ranked["candidates_scored"], 3);
+    assert_usage_fields(&ranked);
+
+    // 25 routes: two stages, three groups
+    let mut routes: Vec<Value> = (0..25)
+        .map(|i| json!({"id": format!("team{i}"), "description": format!("owns the service number {i}")}))
+        .collect();
+    routes[17] = json!({"id": "billing", "description": "payments, invoices, refunds and card charges", "aliases": ["finance"]});
+    let routed = structured(
+        &call_tool(
+            &client,
+            "sieve_route",
+            json!({"ask": "I was charged twice on my card for one invoice", "routes": routes}),
+        )
+        .await,
+    );
+    assert_eq!(routed["choice"], "billing", "{routed}");
+    assert_eq!(routed["usage"]["stages"], 2);
+    assert_eq!(routed["usage"]["batches"], 3);
+    assert_eq!(routed["usage"]["requests"], 4);
+    let probabilities = routed["probabilities"].as_object().unwrap();
+    assert_eq!(probabilities.len(), 7, "six survivors and none: {routed}");
+    assert!(probabilities.contains_key("none"));
+
+    for (tool, args, needle) in [
+        (
+            "sieve_route",
+            json!({"ask": "x", "routes": [{"id": "none", "description": "d"}]}),
+            "reserved",
+        ),
+        (
+            "sieve_route",
+            json!({"ask": "x", "routes": [{"id": "a", "description": "d"}, {"id": "a", "description": "e"}]}),
+            "appears twice",
+        ),
+        (
+            "sieve_route",
+            json!({"ask": "x", "routes": []}),
+            "routes is empty",
+        ),
+        (
+            "sieve_route",
+            json!({"ask": "x", "routes": [{"id": "a", "description": "d", "colour": 1}]}),
+            "colour",
+        ),
+        (
+            "sieve_rank",
+            json!({"question": "q", "candidates": []}),
+            "candidates is empty",
+        ),
+        (
+            "sieve_rank",
+            json!({"question": " ", "candidates": ["a"]}),
+            "question is empty",
+        ),
+        (
+            "sieve_rank",
+            json!({"question": "q", "candidates": ["a"], "top_k": 0}),
+            "top_k",
+        ),
+    ] {
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new(tool.to_string())
+                    .with_arguments(args.as_object().unwrap().clone()),
+            )
+            .await;
+        let message = match r {
+            Ok(r) => {
+                assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
+                text_of(&r)
+            }
+            Err(e) => e.to_string(),
+        };
+        assert!(message.contains(needle), "{tool} {args}: {message}");
+    }
     client.cancel().await.unwrap();
 }

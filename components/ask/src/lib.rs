@@ -16,6 +16,8 @@ use exports::silt::sieve::ask::{
     AskError, AskRequest, AskResult, AskUsage, Chosen, Guest, Judged, LabelledProbability, Results,
     Scored,
 };
+use exports::silt::sieve::rank::{RankRequest, RankResult};
+use exports::silt::sieve::route::{RouteRequest, RouteResult};
 use silt::judge::judge as imported;
 use silt_core::ask::{self as core_ask, AskRows};
 use silt_core::types as core;
@@ -59,10 +61,7 @@ impl Guest for Engine {
             top_k: request.top_k,
             threshold: request.threshold,
         };
-        let out = core_ask::run(&mut ImportedJudge, &request).map_err(|e| match e {
-            core_ask::AskError::InvalidRequest(m) => AskError::InvalidRequest(m),
-            core_ask::AskError::JudgeFailed(m) => AskError::JudgeFailed(m),
-        })?;
+        let out = core_ask::run(&mut ImportedJudge, &request).map_err(error_out)?;
         let results = match out.rows {
             AskRows::Judge(rows) => Results::Judge(
                 rows.into_iter()
@@ -93,19 +92,82 @@ impl Guest for Engine {
                     .collect(),
             ),
         };
-        let u = out.usage;
         Ok(AskResult {
             results,
             items_scored: out.items_scored,
-            usage: AskUsage {
-                tokens: u.tokens,
-                input_tokens: u.input_tokens,
-                output_tokens: u.output_tokens,
-                requests: u.requests,
-                cache_hits: u.cache_hits,
-                cost_usd: u.cost_usd,
-                budget_exhausted: u.budget_exhausted,
-            },
+            usage: usage_out(out.usage),
+        })
+    }
+}
+
+fn usage_out(u: core_ask::AskUsage) -> AskUsage {
+    AskUsage {
+        tokens: u.tokens,
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        requests: u.requests,
+        cache_hits: u.cache_hits,
+        cost_usd: u.cost_usd,
+        budget_exhausted: u.budget_exhausted,
+    }
+}
+
+fn error_out(e: core_ask::AskError) -> AskError {
+    match e {
+        core_ask::AskError::InvalidRequest(m) => AskError::InvalidRequest(m),
+        core_ask::AskError::JudgeFailed(m) => AskError::JudgeFailed(m),
+    }
+}
+
+impl exports::silt::sieve::rank::Guest for Engine {
+    fn rank(request: RankRequest) -> Result<RankResult, AskError> {
+        let request = silt_core::rank::RankRequest {
+            question: request.question,
+            candidates: request.candidates.into_iter().map(Into::into).collect(),
+            top_k: request.top_k,
+            threshold: request.threshold,
+        };
+        let out = silt_core::rank::run(&mut ImportedJudge, &request).map_err(error_out)?;
+        let AskRows::Judge(rows) = out.rows else {
+            return Err(AskError::JudgeFailed("rank asked a yes/no question".into()));
+        };
+        Ok(RankResult {
+            results: rows
+                .into_iter()
+                .map(|r| Judged {
+                    id: r.id,
+                    probability: r.probability,
+                })
+                .collect(),
+            candidates_scored: out.items_scored,
+            usage: usage_out(out.usage),
+        })
+    }
+}
+
+impl exports::silt::sieve::route::Guest for Engine {
+    fn route(request: RouteRequest) -> Result<RouteResult, AskError> {
+        let request = silt_core::route::RouteRequest {
+            ask: request.ask,
+            routes: request
+                .routes
+                .into_iter()
+                .map(|r| silt_core::route::Route {
+                    id: r.id,
+                    description: r.description,
+                    aliases: r.aliases,
+                })
+                .collect(),
+            budget_usd: request.budget_usd,
+        };
+        let out = silt_core::route::run(&mut ImportedJudge, &request).map_err(error_out)?;
+        Ok(RouteResult {
+            choice: out.choice,
+            confidence: out.confidence,
+            probabilities: labelled(out.probabilities),
+            usage: usage_out(out.usage),
+            stages: out.stages,
+            batches: out.batches,
         })
     }
 }

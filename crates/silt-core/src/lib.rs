@@ -8,6 +8,8 @@ pub mod budget;
 pub mod ids;
 pub mod ledger;
 pub mod lexical;
+pub mod rank;
+pub mod route;
 pub mod text;
 pub mod types;
 pub mod validate;

@@ -65,7 +65,9 @@ pub struct Common {
     pub judge: Option<String>,
 }
 
-fn read_items(path: &Option<PathBuf>) -> Result<Vec<ItemInput>> {
+/// A JSON value from `path`, or from stdin without one; `what` names it
+/// in the error.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Option<PathBuf>, what: &str) -> Result<T> {
     let (text, origin) = match path {
         Some(p) => (
             std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
@@ -75,15 +77,18 @@ fn read_items(path: &Option<PathBuf>) -> Result<Vec<ItemInput>> {
             let mut s = String::new();
             std::io::stdin()
                 .read_to_string(&mut s)
-                .context("reading items from stdin")?;
+                .with_context(|| format!("reading {what} from stdin"))?;
             (s, "stdin".to_string())
         }
     };
-    serde_json::from_str(&text).with_context(|| {
-        format!(
-            "items from {origin} must be a JSON list of strings or {{\"id\", \"text\"}} objects"
-        )
-    })
+    serde_json::from_str(&text).with_context(|| format!("{what} from {origin}"))
+}
+
+fn read_items(path: &Option<PathBuf>) -> Result<Vec<ItemInput>> {
+    read_json(
+        path,
+        "items must be a JSON list of strings or {\"id\", \"text\"} objects; read",
+    )
 }
 
 fn params(common: Common, kind: Kind) -> Result<AskParams> {

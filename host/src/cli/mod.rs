@@ -6,6 +6,7 @@ pub mod bench_ledger;
 pub mod demo;
 pub mod ledger;
 pub mod plugins;
+pub mod shortcuts;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,10 @@ pub enum Command {
     /// Ask one closed question of every item (the shell form of sieve_ask); JSON out.
     #[command(subcommand)]
     Ask(ask::AskCommand),
+    /// Rerank candidates against a question (the shell form of sieve_rank); JSON out.
+    Rank(shortcuts::RankArgs),
+    /// Choose one route for a request, or none (the shell form of sieve_route); JSON out.
+    Route(shortcuts::RouteArgs),
     /// List or inspect plugins and their grants.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),

@@ -155,6 +155,40 @@ pub struct Runtime {
     loads: Mutex<Vec<LoadReport>>,
 }
 
+/// One call into a fresh ask engine instance bound to judge `$judge`:
+/// limits from its manifest, the output cap checked with `$size`, the
+/// engine's error mapped to a [`CallError`].
+macro_rules! ask_engine_call {
+    ($rt:expr, $judge:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
+        use crate::bindings::ask_engine::exports::silt::sieve::ask::AskError;
+        let judge = $rt.judge($judge).await?;
+        let (manifest, pre) = $rt.ask_engine().await?;
+        let sandbox = Sandbox {
+            engine: &$rt.engine,
+            manifest,
+        };
+        let mut store = sandbox.store(Some(judge))?;
+        let outcome = tokio::time::timeout(sandbox.wall(), async {
+            let $engine = pre.instantiate_async(&mut store).await?;
+            let $store = &mut store;
+            $body
+        })
+        .await;
+        match sandbox.finish(&store, outcome)? {
+            Ok(result) => {
+                PluginFailure::check_output(
+                    &manifest.plugin.name,
+                    $size(&result),
+                    &manifest.limits,
+                )?;
+                Ok(result)
+            }
+            Err(AskError::InvalidRequest(m)) => Err(CallError::InvalidRequest(m)),
+            Err(AskError::JudgeFailed(m)) => Err(CallError::JudgeFailed(m)),
+        }
+    }};
+}
+
 impl Runtime {
     /// Builds the engine and linkers; components load on first use.
     pub fn new(registry: Registry, cache: CompileCache) -> Result<Arc<Runtime>> {
@@ -313,31 +347,46 @@ impl Runtime {
         judge_name: &str,
         request: &crate::bindings::ask_engine::exports::silt::sieve::ask::AskRequest,
     ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::ask::AskResult, CallError> {
-        use crate::bindings::ask_engine::exports::silt::sieve::ask::AskError;
-        let judge = self.judge(judge_name).await?;
-        let (manifest, pre) = self.ask_engine().await?;
-        let sandbox = Sandbox {
-            engine: &self.engine,
-            manifest,
+        ask_engine_call!(self, judge_name, ask_result_size, |engine, store| engine
+            .silt_sieve_ask()
+            .call_ask(store, request)
+            .await)
+    }
+
+    /// Runs `sieve_rank` in the ask engine with judge `judge_name`.
+    pub async fn rank(
+        &self,
+        judge_name: &str,
+        request: &crate::bindings::ask_engine::exports::silt::sieve::rank::RankRequest,
+    ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::rank::RankResult, CallError>
+    {
+        let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::rank::RankResult| {
+            r.results.iter().map(|x| x.id.len() + 8).sum()
         };
-        let mut store = sandbox.store(Some(judge))?;
-        let outcome = tokio::time::timeout(sandbox.wall(), async {
-            let engine = pre.instantiate_async(&mut store).await?;
-            engine.silt_sieve_ask().call_ask(&mut store, request).await
-        })
-        .await;
-        match sandbox.finish(&store, outcome)? {
-            Ok(result) => {
-                PluginFailure::check_output(
-                    &manifest.plugin.name,
-                    ask_result_size(&result),
-                    &manifest.limits,
-                )?;
-                Ok(result)
-            }
-            Err(AskError::InvalidRequest(m)) => Err(CallError::InvalidRequest(m)),
-            Err(AskError::JudgeFailed(m)) => Err(CallError::JudgeFailed(m)),
-        }
+        ask_engine_call!(self, judge_name, size, |engine, store| engine
+            .silt_sieve_rank()
+            .call_rank(store, request)
+            .await)
+    }
+
+    /// Runs `sieve_route` in the ask engine with judge `judge_name`.
+    pub async fn route(
+        &self,
+        judge_name: &str,
+        request: &crate::bindings::ask_engine::exports::silt::sieve::route::RouteRequest,
+    ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::route::RouteResult, CallError>
+    {
+        let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::route::RouteResult| {
+            r.choice.len()
+                + r.probabilities
+                    .iter()
+                    .map(|p| p.label.len() + 8)
+                    .sum::<usize>()
+        };
+        ask_engine_call!(self, judge_name, size, |engine, store| engine
+            .silt_sieve_route()
+            .call_route(store, request)
+            .await)
     }
 
     /// Instantiates judge `name` in a fresh store without calling it; for

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::bindings::ask_engine::exports::silt::sieve::ask::{
-    AskRequest, AskResult, LabelledProbability, Results,
+    AskRequest, AskResult, AskUsage, LabelledProbability, Results,
 };
 use crate::bindings::types::{AnswerSpace, ChoiceOption, Item, Question, YesNo};
 use crate::config::Config;
@@ -146,25 +146,7 @@ impl AskParams {
         if self.kind != Kind::Judge && (self.top_k.is_some() || self.threshold.is_some()) {
             return bad("`top_k` and `threshold` apply to kind 'judge' only".into());
         }
-        let items = self
-            .items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| match item {
-                ItemInput::Text(text) => Item {
-                    id: i.to_string(),
-                    text: text.clone(),
-                },
-                ItemInput::Object { id, text } => Item {
-                    id: match id {
-                        Some(ItemId::Text(s)) => s.clone(),
-                        Some(ItemId::Number(n)) => n.to_string(),
-                        None => i.to_string(),
-                    },
-                    text: text.clone(),
-                },
-            })
-            .collect();
+        let items = items_in(&self.items);
         Ok(AskRequest {
             question: Question {
                 text: self.question.trim().into(),
@@ -179,7 +161,31 @@ impl AskParams {
     }
 }
 
-fn distribution(probabilities: &[LabelledProbability]) -> Value {
+/// Items as the engine takes them: a missing id is the list position,
+/// a numeric id its decimal string.
+pub fn items_in(items: &[ItemInput]) -> Vec<Item> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            ItemInput::Text(text) => Item {
+                id: i.to_string(),
+                text: text.clone(),
+            },
+            ItemInput::Object { id, text } => Item {
+                id: match id {
+                    Some(ItemId::Text(s)) => s.clone(),
+                    Some(ItemId::Number(n)) => n.to_string(),
+                    None => i.to_string(),
+                },
+                text: text.clone(),
+            },
+        })
+        .collect()
+}
+
+/// `{label: probability}` in the order given.
+pub fn distribution(probabilities: &[LabelledProbability]) -> Value {
     Value::Object(
         probabilities
             .iter()
@@ -204,11 +210,19 @@ pub fn result_json(kind: Kind, judge: &str, result: &AskResult) -> Value {
             })
             .collect(),
     };
-    let u = &result.usage;
-    json!({
+    let mut out = json!({
         "results": results,
         "kind": kind,
         "items_scored": result.items_scored,
+    });
+    add_usage(&mut out, &result.usage);
+    out["judge"] = json!(judge);
+    out
+}
+
+/// The seed's usage fields, as they sit at the top level of a result.
+pub fn usage_json(u: &AskUsage) -> Map<String, Value> {
+    let v = json!({
         "tokens": u.tokens,
         "input_tokens": u.input_tokens,
         "output_tokens": u.output_tokens,
@@ -216,8 +230,15 @@ pub fn result_json(kind: Kind, judge: &str, result: &AskResult) -> Value {
         "cache_hits": u.cache_hits,
         "cost_usd": (u.cost_usd * 1e6).round() / 1e6,
         "budget_exhausted": u.budget_exhausted,
-        "judge": judge,
-    })
+    });
+    v.as_object().cloned().unwrap_or_default()
+}
+
+/// Appends the usage fields to a result object.
+pub fn add_usage(out: &mut Value, u: &AskUsage) {
+    if let Some(o) = out.as_object_mut() {
+        o.extend(usage_json(u));
+    }
 }
 
 /// Runs `sieve_ask` end to end.

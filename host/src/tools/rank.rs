@@ -1,0 +1,74 @@
+//! `sieve_rank`: arguments and results as the seed's `jev_rank`, plus
+//! `judge`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::bindings::ask_engine::exports::silt::sieve::rank::RankRequest;
+use crate::config::Config;
+use crate::runtime::{CallError, Runtime};
+use crate::tools::ask::{ItemInput, add_usage, items_in};
+
+/// Arguments of `sieve_rank`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RankParams {
+    /// What the candidates are being ranked against.
+    pub question: String,
+    /// Candidates as [{id, text}] (or strings); a missing id is the list position. Each is cut to 2000 characters.
+    pub candidates: Vec<ItemInput>,
+    /// Return at most this many results; omit for all.
+    #[serde(default)]
+    pub top_k: Option<u32>,
+    /// Drop candidates scoring below this probability (default 0).
+    #[serde(default)]
+    pub threshold: Option<f64>,
+    /// The judge plugin to ask (default: silt.toml's choice for sieve_rank, else lexical).
+    #[serde(default)]
+    pub judge: Option<String>,
+}
+
+impl RankParams {
+    /// The engine request, refusing what the engine would refuse later
+    /// with a less useful message.
+    pub fn to_request(&self) -> Result<RankRequest, CallError> {
+        let bad = |m: &str| Err(CallError::InvalidRequest(m.into()));
+        if self.question.trim().is_empty() {
+            return bad("question is empty: say what the candidates are ranked against");
+        }
+        if self.top_k == Some(0) {
+            return bad("top_k must be at least 1 (or omitted for all)");
+        }
+        let threshold = self.threshold.unwrap_or(0.0);
+        if !(0.0..=1.0).contains(&threshold) {
+            return bad("threshold must be in [0, 1]");
+        }
+        Ok(RankRequest {
+            question: self.question.trim().into(),
+            candidates: items_in(&self.candidates),
+            top_k: self.top_k,
+            threshold,
+        })
+    }
+}
+
+pub async fn run(
+    runtime: &Runtime,
+    config: &Config,
+    params: &RankParams,
+) -> Result<Value, CallError> {
+    let request = params.to_request()?;
+    let judge = params
+        .judge
+        .as_deref()
+        .unwrap_or_else(|| config.judge_for("sieve_rank"));
+    let result = runtime.rank(judge, &request).await?;
+    let mut out = json!({
+        "results": result.results.iter().map(|r| json!({"id": r.id, "probability": r.probability})).collect::<Vec<_>>(),
+        "candidates_scored": result.candidates_scored,
+    });
+    add_usage(&mut out, &result.usage);
+    out["judge"] = json!(judge);
+    Ok(out)
+}
