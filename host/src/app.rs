@@ -30,7 +30,19 @@ impl App {
             tracing::warn!("plugin skipped: {problem}");
         }
         let cache = CompileCache::new(compile_cache.then(|| config.cache_dir().join("components")));
-        let runtime = Runtime::new(registry, cache)?;
+        let answers = if config.answer_cache_enabled() {
+            let path = config.cache_dir().join("answers.sqlite");
+            match crate::runtime::answer_cache::AnswerCache::open(&path) {
+                Ok(c) => Some(Arc::new(c)),
+                Err(e) => {
+                    tracing::warn!("answer cache off: {e:#}");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let runtime = Runtime::new(registry, cache, answers)?;
         Ok(App {
             config: Arc::new(config),
             runtime,

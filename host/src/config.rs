@@ -56,14 +56,26 @@ pub struct Config {
     pub plugins: PluginsConfig,
     #[serde(default)]
     pub ledger: LedgerConfig,
-    /// Where compiled components are cached (default: the user cache dir).
+    /// Where compiled components and answers are cached (default: the user cache dir).
     pub cache_dir: Option<PathBuf>,
+    /// Remember judges' answers (default on; `SILT_ANSWER_CACHE=0` turns it off).
+    pub answer_cache: Option<bool>,
     /// The file this config was read from, if any.
     #[serde(skip)]
     pub source: Option<PathBuf>,
 }
 
 impl Config {
+    /// Whether judges' answers are remembered: off when `answer_cache` is
+    /// false or `$SILT_ANSWER_CACHE` is 0/off/false, else on.
+    pub fn answer_cache_enabled(&self) -> bool {
+        let env_off = matches!(
+            std::env::var("SILT_ANSWER_CACHE").as_deref(),
+            Ok("0") | Ok("off") | Ok("false")
+        );
+        self.answer_cache != Some(false) && !env_off
+    }
+
     /// Finds and reads the config file, or returns the defaults.
     pub fn discover() -> Result<Config> {
         if let Some(path) = std::env::var_os("SILT_CONFIG") {

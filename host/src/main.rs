@@ -24,7 +24,14 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<()> {
-    let app = App::open(!cli.no_compile_cache)?;
+    let app = if matches!(cli.command, Command::Bench(_)) {
+        // the benchmark times the judge chain, not the answer cache
+        let mut config = silt::config::Config::discover()?;
+        config.answer_cache = Some(false);
+        App::with_config(config, !cli.no_compile_cache)?
+    } else {
+        App::open(!cli.no_compile_cache)?
+    };
     match cli.command {
         Command::Serve(args) => {
             anyhow::ensure!(

@@ -39,6 +39,8 @@ pub fn app_with_plugins(plugins: &Path) -> App {
         plugins: silt::config::PluginsConfig {
             dirs: vec![plugins.to_path_buf()],
         },
+        // every call reaches the judge under test
+        answer_cache: Some(false),
         ..Config::default()
     };
     App::with_config(config, false).expect("opening silt")

@@ -10,7 +10,11 @@ use silt_e2e::silt_binary;
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 async fn start() -> (Client, tempfile::TempDir) {
-    let home = tempfile::tempdir().unwrap();
+    start_in(tempfile::tempdir().unwrap()).await
+}
+
+/// `silt serve` with its config, caches and plugins under `home`.
+async fn start_in(home: tempfile::TempDir) -> (Client, tempfile::TempDir) {
     let mut cmd = tokio::process::Command::new(silt_binary());
     cmd.arg("serve")
         .env("SILT_CACHE_DIR", home.path().join("cache"))
@@ -292,5 +296,46 @@ async fn rank_and_route_over_stdio() {
         };
         assert!(message.contains(needle), "{tool} {args}: {message}");
     }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_repeated_question_is_answered_from_the_cache() {
+    let (client, home) = start().await;
+    let args = json!({"question": "Does the ticket concern the database?",
+        "yes": "database, SQL, queries, migrations", "no": "user interface, CSS, layout",
+        "items": [{"id": "a", "text": "slow SQL query on the orders table"},
+                  {"id": "b", "text": "button colour is wrong on the settings page"}]});
+    let first = structured(&call(&client, args.clone()).await);
+    assert_eq!(
+        (first["requests"].as_u64(), first["cache_hits"].as_u64()),
+        (Some(1), Some(0)),
+        "{first}"
+    );
+    let again = structured(&call(&client, args.clone()).await);
+    assert_eq!(
+        (again["requests"].as_u64(), again["cache_hits"].as_u64()),
+        (Some(0), Some(2)),
+        "{again}"
+    );
+    assert_eq!(again["results"], first["results"]);
+
+    // one new item: one judge request for it alone, the other from the cache
+    let mut more = args.clone();
+    more["items"][1]["text"] = json!("login page layout breaks on mobile");
+    let mixed = structured(&call(&client, more).await);
+    assert_eq!(
+        (mixed["requests"].as_u64(), mixed["cache_hits"].as_u64()),
+        (Some(1), Some(1)),
+        "{mixed}"
+    );
+    assert_eq!(mixed["results"].as_array().unwrap().len(), 2);
+    client.cancel().await.unwrap();
+
+    // a second process sees the same cache
+    assert!(home.path().join("cache/answers.sqlite").is_file());
+    let (client, _home2) = start_in(home).await;
+    let later = structured(&call(&client, args).await);
+    assert_eq!(later["cache_hits"], 2, "{later}");
     client.cancel().await.unwrap();
 }

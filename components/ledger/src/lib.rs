@@ -58,6 +58,10 @@ struct LedgerResource {
     ledger: RefCell<ops::Ledger>,
     /// Position of each id in `ledger.entries`.
     index: RefCell<HashMap<String, usize>>,
+    /// The active set's candidate pair count, while it is known: a capture
+    /// adds its own pairs, every other change forgets it. (Auto-sleep asks
+    /// after each capture; a full count is a candidate search.)
+    candidate_pairs: std::cell::Cell<Option<u32>>,
 }
 
 impl LedgerResource {
@@ -93,6 +97,7 @@ impl LedgerResource {
         &self,
         op: impl FnOnce(&mut ops::Ledger) -> (T, Vec<core::events::Event>),
     ) -> (T, Change) {
+        self.candidate_pairs.set(None);
         let before: Vec<core::Entry> = self.ledger.borrow().entries.clone();
         let (out, events) = op(&mut self.ledger.borrow_mut());
         let changed: Vec<usize> = {
@@ -125,10 +130,12 @@ impl GuestLedger for LedgerResource {
         LedgerResource {
             ledger: RefCell::new(ops::Ledger::new(vec![], convert::params_from_wit(&params))),
             index: RefCell::new(HashMap::new()),
+            candidate_pairs: std::cell::Cell::new(None),
         }
     }
 
     fn sync(&self, entries: Vec<Entry>) {
+        self.candidate_pairs.set(None);
         let mut l = self.ledger.borrow_mut();
         let mut index = self.index.borrow_mut();
         for e in entries {
@@ -174,14 +181,23 @@ impl GuestLedger for LedgerResource {
             Feedback::Negative => ops::Feedback::Negative,
             Feedback::Neutral => ops::Feedback::Neutral,
         };
-        self.touching(|l| {
+        let known = self.candidate_pairs.take();
+        let (added, change) = self.touching(|l| {
             let (i, events) = l.capture(id, &when, &prefer, feedback, now);
-            ((), vec![i], events)
-        })
-        .1
+            (
+                known.map(|_| l.candidate_pairs_of(i) as u32),
+                vec![i],
+                events,
+            )
+        });
+        self.candidate_pairs
+            .set(known.zip(added).map(|(n, a)| n + a));
+        change
     }
 
     fn confirm(&self, id: String, now: f64) -> Result<Change, LedgerError> {
+        // a confirmed dormant child is revived: the active set changes
+        self.candidate_pairs.set(None);
         self.ledger
             .borrow()
             .index_of(&id)
@@ -287,10 +303,17 @@ impl GuestLedger for LedgerResource {
     }
 
     fn redundancy(&self) -> Redundancy {
-        let l = self.ledger.borrow();
+        let pairs = match self.candidate_pairs.get() {
+            Some(n) => n,
+            None => {
+                let n = self.ledger.borrow().candidate_pair_count() as u32;
+                self.candidate_pairs.set(Some(n));
+                n
+            }
+        };
         Redundancy {
-            candidate_pairs: l.review_candidates().len() as u32,
-            active: l.active_count() as u32,
+            candidate_pairs: pairs,
+            active: self.ledger.borrow().active_count() as u32,
         }
     }
 }

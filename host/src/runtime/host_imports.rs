@@ -4,7 +4,9 @@
 use crate::bindings::ask_engine::silt::host::{clock, log};
 use crate::bindings::ask_engine::silt::judge::judge as judge_import;
 use crate::bindings::judge::silt::judge::types;
-use crate::bindings::types::{Item, JudgeError, JudgeInfo, Question, Response};
+use crate::bindings::types::{Answer, Item, JudgeError, JudgeInfo, Question, Response, Usage};
+
+use super::answer_cache::{AnswerCache, core_answer, core_question};
 
 use super::state::PluginState;
 
@@ -34,7 +36,63 @@ impl judge_import::Host for PluginState {
                 self.plugin
             );
         };
-        Ok(judge.ask(&question, &items).await)
+        let Some(cache) = self.answers.clone() else {
+            self.judge_calls += 1;
+            return Ok(judge.ask(&question, &items).await);
+        };
+        let keys: Vec<String> = items
+            .iter()
+            .map(|i| AnswerCache::key(&judge.info, &question, &i.text))
+            .collect();
+        let cached = cache.get(&keys);
+        let misses: Vec<usize> = (0..items.len()).filter(|&i| cached[i].is_none()).collect();
+        self.cache_hits += (items.len() - misses.len()) as u32;
+        let mut usage = Usage {
+            units: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: 0.0,
+        };
+        let mut fresh = Vec::new();
+        if !misses.is_empty() {
+            let asked: Vec<Item> = misses.iter().map(|&i| items[i].clone()).collect();
+            self.judge_calls += 1;
+            let response = match judge.ask(&question, &asked).await {
+                Ok(r) => r,
+                Err(e) => return Ok(Err(e)),
+            };
+            if response.answers.len() != asked.len() {
+                // the engine refuses this with the judge's name attached
+                return Ok(Ok(response));
+            }
+            // only answers that pass validation are remembered
+            let valid = silt_core::validate::validate_response(
+                &core_question(&question),
+                asked.len(),
+                &silt_core::types::Response {
+                    answers: response.answers.iter().map(core_answer).collect(),
+                    usage: Default::default(),
+                },
+            )
+            .is_ok();
+            if valid {
+                let entries: Vec<(String, Answer)> = misses
+                    .iter()
+                    .map(|&i| keys[i].clone())
+                    .zip(response.answers.iter().cloned())
+                    .collect();
+                cache.put(&entries);
+            }
+            usage = response.usage;
+            fresh = response.answers;
+        }
+        let mut fresh = fresh.into_iter();
+        let answers = cached
+            .into_iter()
+            .map(|c| c.or_else(|| fresh.next()))
+            .collect::<Option<Vec<Answer>>>()
+            .unwrap_or_default();
+        Ok(Ok(Response { answers, usage }))
     }
 }
 

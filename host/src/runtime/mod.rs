@@ -1,6 +1,7 @@
 //! The wasmtime runtime: one engine, a compile cache, pre-instantiated
 //! components, and a fresh sandboxed store for every call.
 
+pub mod answer_cache;
 pub mod cache;
 pub mod failure;
 pub mod http_policy;
@@ -149,6 +150,8 @@ pub struct Runtime {
     ledger_linker: Linker<PluginState>,
     cache: CompileCache,
     pub registry: Registry,
+    /// Earlier judge answers (None: every question goes to the judge).
+    pub answers: Option<Arc<answer_cache::AnswerCache>>,
     judges: Mutex<HashMap<String, Arc<OnceCell<Arc<LoadedJudge>>>>>,
     ask: OnceCell<(Arc<Manifest>, AskEnginePre<PluginState>)>,
     ledger: OnceCell<(Arc<Manifest>, LedgerEnginePre<PluginState>)>,
@@ -168,6 +171,7 @@ macro_rules! ask_engine_call {
             manifest,
         };
         let mut store = sandbox.store(Some(judge))?;
+        store.data_mut().answers = $rt.answers.clone();
         let outcome = tokio::time::timeout(sandbox.wall(), async {
             let $engine = pre.instantiate_async(&mut store).await?;
             let $store = &mut store;
@@ -175,12 +179,16 @@ macro_rules! ask_engine_call {
         })
         .await;
         match sandbox.finish(&store, outcome)? {
-            Ok(result) => {
+            Ok(mut result) => {
                 PluginFailure::check_output(
                     &manifest.plugin.name,
                     $size(&result),
                     &manifest.limits,
                 )?;
+                // the engine counted a request per batch; the host knows
+                // which of them the cache answered
+                result.usage.requests = store.data().judge_calls;
+                result.usage.cache_hits = store.data().cache_hits;
                 Ok(result)
             }
             Err(AskError::InvalidRequest(m)) => Err(CallError::InvalidRequest(m)),
@@ -191,7 +199,11 @@ macro_rules! ask_engine_call {
 
 impl Runtime {
     /// Builds the engine and linkers; components load on first use.
-    pub fn new(registry: Registry, cache: CompileCache) -> Result<Arc<Runtime>> {
+    pub fn new(
+        registry: Registry,
+        cache: CompileCache,
+        answers: Option<Arc<answer_cache::AnswerCache>>,
+    ) -> Result<Arc<Runtime>> {
         let mut pool = PoolingAllocationConfig::new();
         pool.total_component_instances(POOL_INSTANCES)
             .total_core_instances(POOL_INSTANCES * 4)
@@ -235,6 +247,7 @@ impl Runtime {
             ledger_linker,
             cache,
             registry,
+            answers,
             judges: Mutex::new(HashMap::new()),
             ask: OnceCell::new(),
             ledger: OnceCell::new(),

@@ -67,6 +67,11 @@ pub struct PluginState {
     /// Lesson pairs the engine has had related so far, when someone is
     /// watching a long sleep pass (progress notifications).
     pub related_pairs: Option<Arc<AtomicU64>>,
+    /// Where an engine's judge questions look for earlier answers.
+    pub answers: Option<Arc<super::answer_cache::AnswerCache>>,
+    /// Calls actually made to the judge, and items answered from the cache.
+    pub judge_calls: u32,
+    pub cache_hits: u32,
 }
 
 impl PluginState {
@@ -111,6 +116,9 @@ impl PluginState {
             judge: None,
             fixed_now: None,
             related_pairs: None,
+            answers: None,
+            judge_calls: 0,
+            cache_hits: 0,
         })
     }
 

@@ -26,6 +26,8 @@ pub struct Ledger {
     /// Recall's term sets per entry, by position, with the texts they were
     /// built from (an entry whose text changed is rebuilt).
     recall_sets: Vec<Option<RecallSets>>,
+    /// The trigger's term sets per entry, with the trigger they came from.
+    trigger_sets: Vec<Option<(String, TermSets)>>,
     vocabulary: Vocabulary,
 }
 
@@ -313,6 +315,40 @@ impl Ledger {
         )
     }
 
+    /// How many active pairs are candidates (what `review_candidates`
+    /// would list, without building the list).
+    pub fn candidate_pair_count(&self) -> usize {
+        let triggers: Vec<&str> = self
+            .entries
+            .iter()
+            .filter(|e| e.status == Status::Active)
+            .map(|e| e.when.as_str())
+            .collect();
+        super::candidates::similar_pairs(&triggers, self.params.candidate_threshold).len()
+    }
+
+    /// How many other active entries entry `i` forms a candidate pair
+    /// with: what capturing it added to `candidate_pair_count`, in one scan.
+    pub fn candidate_pairs_of(&mut self, i: usize) -> usize {
+        self.trigger_sets.resize(self.entries.len(), None);
+        for (e, cached) in self.entries.iter().zip(self.trigger_sets.iter_mut()) {
+            if e.status == Status::Active && cached.as_ref().is_none_or(|c| c.0 != e.when) {
+                *cached = Some((e.when.clone(), self.vocabulary.learn(&e.when)));
+            }
+        }
+        let Some((_, mine)) = &self.trigger_sets[i] else {
+            return 0;
+        };
+        self.entries
+            .iter()
+            .zip(&self.trigger_sets)
+            .enumerate()
+            .filter(|(j, (e, _))| *j != i && e.status == Status::Active)
+            .filter_map(|(_, (_, sets))| sets.as_ref())
+            .filter(|(_, theirs)| mine.similarity(theirs) >= self.params.candidate_threshold)
+            .count()
+    }
+
     /// Active pairs whose triggers are similar enough to need a judgment.
     pub fn review_candidates(&self) -> Vec<Candidate> {
         let active: Vec<&Entry> = self
@@ -480,6 +516,30 @@ mod tests {
                 (c, n)
             );
             assert_eq!(ev[0].kind, EventKind::Captured);
+        }
+    }
+
+    #[test]
+    fn a_capture_adds_exactly_its_own_candidate_pairs() {
+        let mut l = ledger_with(&[
+            ("a", "building a prompt for Claude", "use XML tags"),
+            ("b", "deploying a database", "take a backup first"),
+            ("c", "prompt for Claude models", "be direct"),
+            ("d", "deploying the database on friday", "do not"),
+        ]);
+        l.entries[2].status = Status::Retired;
+        for (id, when) in [
+            ("e", "prompt for a Claude model"),
+            ("f", "deploying a database"),
+            ("g", "unrelated zebra"),
+        ] {
+            let before = l.candidate_pair_count();
+            let (i, _) = l.capture(id.into(), when, "x", Feedback::Neutral, NOW);
+            assert_eq!(
+                before + l.candidate_pairs_of(i),
+                l.candidate_pair_count(),
+                "{when}"
+            );
         }
     }
 
