@@ -11,3 +11,4 @@ pub mod plugins;
 pub mod progress;
 pub mod runtime;
 pub mod tools;
+pub mod walk;
