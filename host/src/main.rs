@@ -43,6 +43,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Ask(cmd) => silt::cli::ask::run(&app, cmd).await,
         Command::Rank(args) => silt::cli::shortcuts::rank(&app, args).await,
         Command::Route(args) => silt::cli::shortcuts::route(&app, args).await,
+        Command::Grep(args) => silt::cli::shortcuts::grep(&app, args).await,
         Command::Plugins(cmd) => silt::cli::plugins::run(&app, cmd).await,
         Command::Ledger(args) => silt::cli::ledger::run(&app, args).await,
         Command::Demo(args) => silt::cli::demo::run(&app, args).await,

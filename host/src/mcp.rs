@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::progress::ProgressReporter;
 use crate::runtime::{CallError, Runtime};
 use crate::tools::ask::{self, AskParams};
+use crate::tools::grep::{self, GrepParams};
 use crate::tools::rank::{self, RankParams};
 use crate::tools::route::{self, RouteParams};
 use crate::tools::sediment_tools::{self as sed, LedgerTools, ToolOutcome};
@@ -205,6 +206,22 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
     async fn sieve_route(&self, Parameters(params): Parameters<RouteParams>) -> CallToolResult {
         tool_result(route::run(&self.runtime, &self.config, &params).await)
     }
+
+    #[tool(
+        name = "sieve_grep",
+        description = "Rank a repository's files (mode=files), or stretches of its strongest files (mode=functions), by how relevant they are to a plain-language question: {path, line_start, line_end, kind, probability} sorted by probability, plus usage. The walk honours .gitignore and .ignore and never follows symlinks. `path` is the folder (relative paths resolve against the server's folder over stdio); `top_k` (20), `threshold` (0.5), `judge`.",
+        annotations(
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn sieve_grep(&self, Parameters(params): Parameters<GrepParams>) -> CallToolResult {
+        // over stdio the server runs in the caller's folder
+        let base = std::env::current_dir().ok();
+        tool_result(grep::run(&self.runtime, &self.config, &params, base.as_deref()).await)
+    }
 }
 
 #[tool_handler]
@@ -215,7 +232,8 @@ impl ServerHandler for SiltServer {
             .with_instructions(
                 "silt: closed-question judgment (sieve_*) on local, sandboxed judges. \
                  sieve_ask asks one question of many items and validates every answer; \
-                 sieve_rank reranks candidates you hold; sieve_route picks one route or none.",
+                 sieve_rank reranks candidates you hold; sieve_route picks one route or none; \
+                 sieve_grep ranks a repository's files or functions against a question.",
             )
     }
 }

@@ -339,3 +339,83 @@ async fn a_repeated_question_is_answered_from_the_cache() {
     assert_eq!(later["cache_hits"], 2, "{later}");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn grep_over_stdio_walks_as_git_would_and_ranks_files() {
+    let (client, home) = start().await;
+    let repo = home.path().join("repo");
+    for (path, body) in [
+        (".gitignore", "build/\n*.log\n"),
+        (
+            "a.py",
+            "def parse_config(path):\n    return toml.load(path)\n",
+        ),
+        ("pkg/b.py", "def render_page(html):\n    return html\n"),
+        ("build/parse_config.py", "def parse_config(): pass\n"),
+        ("debug.log", "parse config failed\n"),
+    ] {
+        let p = repo.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+    std::os::unix::fs::symlink(home.path().join("silt.toml"), repo.join("link.toml")).unwrap();
+    let out = structured(
+        &call_tool(
+            &client,
+            "sieve_grep",
+            json!({"question": "where is the config file parsed", "path": repo.to_str().unwrap(), "threshold": 0.0}),
+        )
+        .await,
+    );
+    let paths: Vec<&str> = out["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    // ignored files and the symlink are never scored
+    let mut sorted = paths.clone();
+    sorted.sort();
+    assert_eq!(sorted, [".gitignore", "a.py", "pkg/b.py"], "{out}");
+    assert_eq!(paths[0], "a.py", "{out}");
+    assert_eq!(out["units_scored"], 3);
+    assert_eq!(out["results"][0]["kind"], "file");
+    assert_eq!(out["results"][0]["line_end"], 2);
+    assert_usage_fields(&out);
+
+    let functions = structured(
+        &call_tool(
+            &client,
+            "sieve_grep",
+            json!({"question": "where is the config file parsed", "path": repo.to_str().unwrap(),
+                   "mode": "functions", "threshold": 0.0, "top_k": 1}),
+        )
+        .await,
+    );
+    assert_eq!(functions["results"][0]["kind"], "chunk", "{functions}");
+    assert_eq!(functions["results"][0]["path"], "a.py");
+
+    for (args, needle) in [
+        (
+            json!({"question": "q", "path": home.path().join("nope").to_str().unwrap()}),
+            "cannot open",
+        ),
+        (
+            json!({"question": "q", "path": repo.join("a.py").to_str().unwrap()}),
+            "not a folder",
+        ),
+        (
+            json!({"question": "q", "path": repo.to_str().unwrap(), "top_k": 500}),
+            "top_k",
+        ),
+        (
+            json!({"question": " ", "path": repo.to_str().unwrap()}),
+            "question is empty",
+        ),
+    ] {
+        let r = call_tool(&client, "sieve_grep", args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{args}: {r:?}");
+        assert!(text_of(&r).contains(needle), "{args}: {}", text_of(&r));
+    }
+    client.cancel().await.unwrap();
+}

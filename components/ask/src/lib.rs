@@ -9,6 +9,7 @@ wit_bindgen::generate!({
         "silt:judge/judge@0.1.0": generate,
         "silt:host/log@0.1.0": generate,
         "silt:host/clock@0.1.0": generate,
+        "silt:host/files@0.1.0": generate,
     },
 });
 
@@ -16,6 +17,7 @@ use exports::silt::sieve::ask::{
     AskError, AskRequest, AskResult, AskUsage, Chosen, Guest, Judged, LabelledProbability, Results,
     Scored,
 };
+use exports::silt::sieve::grep::{GrepRequest, GrepResult, Hit, Mode};
 use exports::silt::sieve::rank::{RankRequest, RankResult};
 use exports::silt::sieve::route::{RouteRequest, RouteResult};
 use silt::judge::judge as imported;
@@ -168,6 +170,55 @@ impl exports::silt::sieve::route::Guest for Engine {
             usage: usage_out(out.usage),
             stages: out.stages,
             batches: out.batches,
+        })
+    }
+}
+
+/// The host's walk and reads, seen through `silt_core`'s trait.
+struct ImportedRepository;
+
+impl silt_core::grep::run::Repository for ImportedRepository {
+    fn walk(&mut self) -> Result<Vec<(String, bool)>, String> {
+        Ok(silt::host::files::walk()?
+            .into_iter()
+            .map(|f| (f.path, f.binary))
+            .collect())
+    }
+
+    fn read(&mut self, path: &str) -> Result<String, String> {
+        silt::host::files::read(path)
+    }
+}
+
+impl exports::silt::sieve::grep::Guest for Engine {
+    fn grep(request: GrepRequest) -> Result<GrepResult, AskError> {
+        use silt_core::grep::run as core_grep;
+        let request = core_grep::GrepRequest {
+            question: request.question,
+            mode: match request.mode {
+                Mode::Files => core_grep::Mode::Files,
+                Mode::Functions => core_grep::Mode::Functions,
+            },
+            top_k: request.top_k,
+            threshold: request.threshold,
+            budget_usd: request.budget_usd,
+        };
+        let out = core_grep::run(&mut ImportedJudge, &mut ImportedRepository, &request)
+            .map_err(error_out)?;
+        Ok(GrepResult {
+            results: out
+                .results
+                .into_iter()
+                .map(|h| Hit {
+                    path: h.path,
+                    line_start: h.line_start,
+                    line_end: h.line_end,
+                    kind: h.kind.to_string(),
+                    probability: h.probability,
+                })
+                .collect(),
+            units_scored: out.units_scored,
+            usage: usage_out(out.usage),
         })
     }
 }

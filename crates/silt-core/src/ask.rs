@@ -73,6 +73,19 @@ pub struct AskUsage {
     pub budget_exhausted: bool,
 }
 
+impl AskUsage {
+    /// Adds another call's usage to this one (pipelines that ask several times).
+    pub fn add(&mut self, u: &AskUsage) {
+        self.tokens += u.tokens;
+        self.input_tokens += u.input_tokens;
+        self.output_tokens += u.output_tokens;
+        self.requests += u.requests;
+        self.cache_hits += u.cache_hits;
+        self.cost_usd += u.cost_usd;
+        self.budget_exhausted |= u.budget_exhausted;
+    }
+}
+
 /// The result of an ask call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AskOutcome {
@@ -131,9 +144,19 @@ pub fn validate_request(req: &AskRequest) -> Result<(), AskError> {
 
 /// Runs an ask call against `judge`.
 pub fn run(judge: &mut dyn Judge, req: &AskRequest) -> Result<AskOutcome, AskError> {
+    run_batched(judge, req, MAX_BATCH)
+}
+
+/// [`run`] with at most `max_batch` items per judge call (grep's function
+/// units go 8 at a time).
+pub fn run_batched(
+    judge: &mut dyn Judge,
+    req: &AskRequest,
+    max_batch: usize,
+) -> Result<AskOutcome, AskError> {
     validate_request(req)?;
     let info = judge.info();
-    let batch_size = (info.preferred_batch_size as usize).clamp(1, MAX_BATCH);
+    let batch_size = (info.preferred_batch_size as usize).clamp(1, max_batch.clamp(1, MAX_BATCH));
     let items: Vec<Item> = req
         .items
         .iter()

@@ -115,17 +115,6 @@ fn validate(req: &RouteRequest) -> Result<(), AskError> {
     Ok(())
 }
 
-/// Accumulates usage over the requests of one call.
-fn add(total: &mut AskUsage, u: &AskUsage) {
-    total.tokens += u.tokens;
-    total.input_tokens += u.input_tokens;
-    total.output_tokens += u.output_tokens;
-    total.requests += u.requests;
-    total.cache_hits += u.cache_hits;
-    total.cost_usd += u.cost_usd;
-    total.budget_exhausted |= u.budget_exhausted;
-}
-
 /// One choice over `routes` and `none`: (label, probability) in that order.
 fn choose(
     judge: &mut dyn Judge,
@@ -162,7 +151,7 @@ fn choose(
             threshold: 0.0,
         },
     )?;
-    add(usage, &out.usage);
+    usage.add(&out.usage);
     match out.rows {
         AskRows::Choose(mut rows) if !rows.is_empty() => Ok(rows.remove(0).probabilities),
         _ => Err(invalid(format!(

@@ -32,6 +32,8 @@ pub enum Command {
     Rank(shortcuts::RankArgs),
     /// Choose one route for a request, or none (the shell form of sieve_route); JSON out.
     Route(shortcuts::RouteArgs),
+    /// Rank a repository's files or functions against a question (the shell form of sieve_grep); JSON out.
+    Grep(shortcuts::GrepArgs),
     /// List or inspect plugins and their grants.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),

@@ -1,5 +1,5 @@
-//! `silt rank` and `silt route`: the shell forms of sieve_rank and
-//! sieve_route, JSON out.
+//! `silt rank`, `silt route` and `silt grep`: the shell forms of
+//! sieve_rank, sieve_route and sieve_grep, JSON out.
 
 use std::path::PathBuf;
 
@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::app::App;
 use crate::cli::ask::read_json;
-use crate::tools::{rank, route};
+use crate::tools::{grep, rank, route};
 
 #[derive(Debug, clap::Args)]
 pub struct RankArgs {
@@ -69,6 +69,50 @@ pub async fn route(app: &App, args: RouteArgs) -> Result<()> {
         judge: args.judge,
     };
     let out = route::run(&app.runtime, &app.config, &params).await?;
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GrepArgs {
+    /// What you are trying to find, in plain language.
+    pub question: String,
+    /// The folder to search (default: the current one).
+    #[arg(default_value = ".")]
+    pub path: String,
+    /// Score the strongest files' functions (or 60-line chunks) too.
+    #[arg(long)]
+    pub functions: bool,
+    /// How many results to return.
+    #[arg(long)]
+    pub top_k: Option<u32>,
+    /// Drop units below this probability.
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// The most the call may spend, in USD.
+    #[arg(long)]
+    pub budget_usd: Option<f64>,
+    /// The judge plugin to ask.
+    #[arg(long)]
+    pub judge: Option<String>,
+}
+
+pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
+    let params = grep::GrepParams {
+        question: args.question,
+        path: args.path,
+        mode: if args.functions {
+            grep::GrepMode::Functions
+        } else {
+            grep::GrepMode::Files
+        },
+        top_k: args.top_k,
+        threshold: args.threshold,
+        budget_usd: args.budget_usd,
+        judge: args.judge,
+    };
+    let base = std::env::current_dir()?;
+    let out = grep::run(&app.runtime, &app.config, &params, Some(&base)).await?;
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
 }

@@ -145,3 +145,92 @@ impl crate::bindings::ledger_engine::silt::judge::relate::Host for PluginState {
         Ok(out)
     }
 }
+
+impl crate::bindings::ask_engine::silt::host::files::Host for PluginState {
+    async fn walk(
+        &mut self,
+    ) -> wasmtime::Result<
+        Result<Vec<crate::bindings::ask_engine::silt::host::files::FileEntry>, String>,
+    > {
+        use crate::bindings::ask_engine::silt::host::files::FileEntry;
+        let Some(repo) = self.repo.as_mut() else {
+            return Ok(Err("this call names no folder to walk".into()));
+        };
+        if repo.walked.is_none() {
+            match crate::walk::walk(&repo.root, &repo.cache_dir) {
+                Ok(files) => repo.walked = Some(files),
+                Err(e) => return Ok(Err(format!("{e:#}"))),
+            }
+        }
+        Ok(Ok(repo
+            .walked
+            .iter()
+            .flatten()
+            .map(|f| FileEntry {
+                path: f.path.clone(),
+                binary: f.binary,
+            })
+            .collect()))
+    }
+
+    async fn read(&mut self, path: String) -> wasmtime::Result<Result<String, String>> {
+        // only what the walk kept: no `..`, no symlink, nothing ignored
+        let found = self
+            .repo
+            .as_ref()
+            .and_then(|r| r.walked.as_ref())
+            .and_then(|files| files.iter().find(|f| f.path == path && !f.binary))
+            .map(|f| f.absolute.clone());
+        Ok(match found {
+            None => Err(format!("'{path}' is not a text file of this walk")),
+            Some(p) => crate::walk::read_text(&p).map_err(|e| format!("{e:#}")),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::ask_engine::silt::host::files::Host as Files;
+    use crate::plugins::manifest::Manifest;
+    use crate::runtime::state::RepoGrant;
+
+    #[tokio::test]
+    async fn an_engine_reads_only_what_the_walk_kept() {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(outer.path().join("secret.txt"), "secret").unwrap();
+        std::fs::write(root.join(".gitignore"), "hidden.txt\n").unwrap();
+        std::fs::write(root.join("a.txt"), "visible").unwrap();
+        std::fs::write(root.join("hidden.txt"), "ignored").unwrap();
+        std::os::unix::fs::symlink(outer.path().join("secret.txt"), root.join("s.txt")).unwrap();
+        let manifest =
+            Manifest::parse(include_str!("../../builtin/ask.toml"), "built-in manifest").unwrap();
+        let mut state = PluginState::new(&manifest).unwrap();
+
+        // no grant: nothing to walk or read
+        assert!(state.walk().await.unwrap().is_err());
+        assert!(state.read("a.txt".into()).await.unwrap().is_err());
+
+        state.repo = Some(RepoGrant {
+            root: root.clone(),
+            cache_dir: ".silt-cache".into(),
+            walked: None,
+        });
+        let walked: Vec<String> = state
+            .walk()
+            .await
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        assert_eq!(walked, [".gitignore", "a.txt"]);
+        assert_eq!(state.read("a.txt".into()).await.unwrap().unwrap(), "visible");
+        for path in ["../secret.txt", "hidden.txt", "s.txt", "/etc/passwd", "./a.txt"] {
+            let r = state.read(path.into()).await.unwrap();
+            assert!(r.is_err(), "{path} was readable");
+        }
+    }
+}

@@ -162,7 +162,8 @@ pub struct Runtime {
 /// limits from its manifest, the output cap checked with `$size`, the
 /// engine's error mapped to a [`CallError`].
 macro_rules! ask_engine_call {
-    ($rt:expr, $judge:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
+    ($rt:expr, $judge:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{ ask_engine_call!($rt, $judge, None, $size, |$engine, $store| $body) }};
+    ($rt:expr, $judge:expr, $repo:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
         use crate::bindings::ask_engine::exports::silt::sieve::ask::AskError;
         let judge = $rt.judge($judge).await?;
         let (manifest, pre) = $rt.ask_engine().await?;
@@ -172,6 +173,7 @@ macro_rules! ask_engine_call {
         };
         let mut store = sandbox.store(Some(judge))?;
         store.data_mut().answers = $rt.answers.clone();
+        store.data_mut().repo = $repo;
         let outcome = tokio::time::timeout(sandbox.wall(), async {
             let $engine = pre.instantiate_async(&mut store).await?;
             let $store = &mut store;
@@ -399,6 +401,28 @@ impl Runtime {
         ask_engine_call!(self, judge_name, size, |engine, store| engine
             .silt_sieve_route()
             .call_route(store, request)
+            .await)
+    }
+
+    /// Runs `sieve_grep` in the ask engine over the files under `root`.
+    pub async fn grep(
+        &self,
+        judge_name: &str,
+        root: &std::path::Path,
+        request: &crate::bindings::ask_engine::exports::silt::sieve::grep::GrepRequest,
+    ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult, CallError>
+    {
+        let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult| {
+            r.results.iter().map(|h| h.path.len() + 32).sum()
+        };
+        let repo = Some(state::RepoGrant {
+            root: root.to_path_buf(),
+            cache_dir: crate::tools::grep::CACHE_DIR.to_string(),
+            walked: None,
+        });
+        ask_engine_call!(self, judge_name, repo, size, |engine, store| engine
+            .silt_sieve_grep()
+            .call_grep(store, request)
             .await)
     }
 

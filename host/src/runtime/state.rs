@@ -72,6 +72,17 @@ pub struct PluginState {
     /// Calls actually made to the judge, and items answered from the cache.
     pub judge_calls: u32,
     pub cache_hits: u32,
+    /// The repository a grep call may walk and read, once walked.
+    pub repo: Option<RepoGrant>,
+}
+
+/// A folder an engine may walk and read for this call only.
+#[derive(Debug, Clone)]
+pub struct RepoGrant {
+    pub root: std::path::PathBuf,
+    /// The name of a cache folder inside the root, never walked.
+    pub cache_dir: String,
+    pub walked: Option<Vec<crate::walk::WalkedFile>>,
 }
 
 impl PluginState {
@@ -119,6 +130,7 @@ impl PluginState {
             answers: None,
             judge_calls: 0,
             cache_hits: 0,
+            repo: None,
         })
     }
 

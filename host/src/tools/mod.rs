@@ -3,6 +3,7 @@
 //! JSON. The MCP server and the CLI both call these.
 
 pub mod ask;
+pub mod grep;
 pub mod rank;
 pub mod route;
 pub mod sediment;

@@ -1,0 +1,372 @@
+//! The grep pipeline: every text file's preview judged against the
+//! question; in functions mode, the strongest files' stretches judged
+//! again. The repository is reached through [`Repository`] (the host's
+//! walk and reads, in the component).
+
+use crate::ask::{self, AskError, AskRequest, AskRows, AskUsage, round4};
+use crate::rank::{NOT_RELEVANT, QUESTION, RELEVANT};
+use crate::types::{AnswerSpace, Item, Judge, Question};
+
+use super::units::{self, FUNCTION_UNIT_CHARS, OutlineSource};
+
+/// The most results a call may ask for.
+pub const MAX_TOP_K: u32 = 200;
+/// Function units per judge request.
+pub const FUNCTION_BATCH: usize = 8;
+
+/// What grep needs from the host.
+pub trait Repository {
+    /// (path, binary) of every walked file, in walk order.
+    fn walk(&mut self) -> Result<Vec<(String, bool)>, String>;
+    /// A walked text file's contents.
+    fn read(&mut self, path: &str) -> Result<String, String>;
+}
+
+/// Files or functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Files,
+    Functions,
+}
+
+/// One grep call.
+#[derive(Debug, Clone)]
+pub struct GrepRequest {
+    pub question: String,
+    pub mode: Mode,
+    pub top_k: u32,
+    pub threshold: f64,
+    pub budget_usd: f64,
+}
+
+/// One ranked unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub path: String,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub kind: &'static str,
+    pub probability: f64,
+}
+
+/// The result of a grep call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrepOutcome {
+    pub results: Vec<Hit>,
+    pub units_scored: u32,
+    pub usage: AskUsage,
+}
+
+/// Judges `items` for relevance to `question`; the probability of each
+/// answered item, by position (None: the budget ran out first).
+fn judge_units(
+    judge: &mut dyn Judge,
+    question: &str,
+    items: Vec<Item>,
+    max_batch: usize,
+    budget_usd: f64,
+    usage: &mut AskUsage,
+) -> Result<Vec<Option<f64>>, AskError> {
+    let n = items.len();
+    if n == 0 {
+        return Ok(vec![]);
+    }
+    let out = ask::run_batched(
+        judge,
+        &AskRequest {
+            question: Question {
+                text: QUESTION.into(),
+                space: AnswerSpace::Judge {
+                    yes: format!("{RELEVANT} {}", question.trim()),
+                    no: NOT_RELEVANT.into(),
+                },
+            },
+            items,
+            // units are already cut to their caps
+            max_chars: (FUNCTION_UNIT_CHARS * 2) as u32,
+            budget_usd,
+            top_k: None,
+            threshold: 0.0,
+        },
+        max_batch,
+    )?;
+    usage.add(&out.usage);
+    let mut probabilities = vec![None; n];
+    if let AskRows::Judge(rows) = out.rows {
+        for r in rows {
+            if let Ok(i) = r.id.parse::<usize>() {
+                probabilities[i] = Some(r.probability);
+            }
+        }
+    }
+    Ok(probabilities)
+}
+
+/// Sorts by (−p, path, line_start), drops units below `threshold`, keeps `top_k`.
+fn shape(mut hits: Vec<Hit>, threshold: f64, top_k: u32) -> Vec<Hit> {
+    hits.retain(|h| h.probability >= threshold);
+    hits.sort_by(|a, b| {
+        b.probability
+            .total_cmp(&a.probability)
+            .then_with(|| a.path.cmp(&b.path))
+            .then(a.line_start.cmp(&b.line_start))
+    });
+    hits.truncate(top_k as usize);
+    hits
+}
+
+fn validate(req: &GrepRequest) -> Result<(), AskError> {
+    let bad = |m: String| Err(AskError::InvalidRequest(m));
+    if req.question.trim().is_empty() {
+        return bad("question is empty: say what you are trying to find".into());
+    }
+    if !(1..=MAX_TOP_K).contains(&req.top_k) {
+        return bad(format!(
+            "top_k is {}, it must be 1 to {MAX_TOP_K}",
+            req.top_k
+        ));
+    }
+    if !req.threshold.is_finite() || !(0.0..=1.0).contains(&req.threshold) {
+        return bad(format!(
+            "threshold is {}, it must be in [0, 1]",
+            req.threshold
+        ));
+    }
+    if !req.budget_usd.is_finite() || req.budget_usd < 0.0 {
+        return bad(format!(
+            "budget_usd is {}, it must be a number >= 0",
+            req.budget_usd
+        ));
+    }
+    Ok(())
+}
+
+/// Runs a grep call.
+pub fn run(
+    judge: &mut dyn Judge,
+    repo: &mut dyn Repository,
+    req: &GrepRequest,
+) -> Result<GrepOutcome, AskError> {
+    validate(req)?;
+    let walked = repo.walk().map_err(AskError::InvalidRequest)?;
+    let mut texts: Vec<(String, String)> = Vec::new();
+    for (path, binary) in walked {
+        if !binary {
+            let text = repo.read(&path).map_err(AskError::InvalidRequest)?;
+            texts.push((path, text));
+        }
+    }
+    let mut usage = AskUsage::default();
+    let items: Vec<Item> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, (path, text))| Item {
+            id: i.to_string(),
+            text: format!(
+                "{path}\n{}",
+                units::file_preview(text, &OutlineSource::for_path(path))
+            ),
+        })
+        .collect();
+    let file_p = judge_units(
+        judge,
+        &req.question,
+        items,
+        ask::MAX_BATCH,
+        req.budget_usd,
+        &mut usage,
+    )?;
+    let mut units_scored = file_p.iter().flatten().count() as u32;
+    let file_hits: Vec<Hit> = texts
+        .iter()
+        .zip(&file_p)
+        .filter_map(|((path, text), p)| {
+            p.map(|p| Hit {
+                path: path.clone(),
+                line_start: 1,
+                line_end: units::lines(text).len().max(1) as u32,
+                kind: "file",
+                probability: p,
+            })
+        })
+        .collect();
+    if req.mode == Mode::Files {
+        return Ok(GrepOutcome {
+            results: shape(file_hits, req.threshold, req.top_k),
+            units_scored,
+            usage,
+        });
+    }
+
+    // functions: the strongest files (at most 2 × top_k) split into chunks
+    let strongest = shape(file_hits, req.threshold, req.top_k.saturating_mul(2));
+    let mut spans: Vec<(String, usize, usize)> = Vec::new();
+    let mut items = Vec::new();
+    for hit in &strongest {
+        let text = &texts
+            .iter()
+            .find(|(p, _)| *p == hit.path)
+            .expect("scored above")
+            .1;
+        let lines = units::lines(text);
+        for (start, end) in units::chunks(&lines) {
+            let body = lines[start - 1..end].join("\n");
+            items.push(Item {
+                id: spans.len().to_string(),
+                text: units::cut_with_marker(
+                    &format!("{}:{start}-{end}\n{body}", hit.path),
+                    FUNCTION_UNIT_CHARS,
+                ),
+            });
+            spans.push((hit.path.clone(), start, end));
+        }
+    }
+    let left = (req.budget_usd - usage.cost_usd).max(0.0);
+    let span_p = judge_units(
+        judge,
+        &req.question,
+        items,
+        FUNCTION_BATCH,
+        left,
+        &mut usage,
+    )?;
+    units_scored += span_p.iter().flatten().count() as u32;
+    let hits = spans
+        .into_iter()
+        .zip(span_p)
+        .filter_map(|((path, s, e), p)| {
+            p.map(|p| Hit {
+                path,
+                line_start: s as u32,
+                line_end: e as u32,
+                kind: "chunk",
+                probability: round4(p),
+            })
+        })
+        .collect();
+    Ok(GrepOutcome {
+        results: shape(hits, req.threshold, req.top_k),
+        units_scored,
+        usage,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Answer, JudgeError, JudgeInfo, Response, Usage};
+
+    struct Files(Vec<(&'static str, String, bool)>);
+
+    impl Repository for Files {
+        fn walk(&mut self) -> Result<Vec<(String, bool)>, String> {
+            Ok(self.0.iter().map(|(p, _, b)| (p.to_string(), *b)).collect())
+        }
+        fn read(&mut self, path: &str) -> Result<String, String> {
+            self.0
+                .iter()
+                .find(|(p, _, _)| *p == path)
+                .map(|(_, t, _)| t.clone())
+                .ok_or_else(|| format!("{path} was not walked"))
+        }
+    }
+
+    /// p = 0.9 for units mentioning "parser", else 0.2; records batch sizes.
+    struct Word(Vec<usize>);
+
+    impl Judge for Word {
+        fn info(&mut self) -> JudgeInfo {
+            JudgeInfo {
+                name: "word".into(),
+                version: "0".into(),
+                deterministic: true,
+                cost_per_million_input_tokens: 0.0,
+                preferred_batch_size: 40,
+            }
+        }
+        fn ask(&mut self, _: &Question, items: &[Item]) -> Result<Response, JudgeError> {
+            self.0.push(items.len());
+            Ok(Response {
+                answers: items
+                    .iter()
+                    .map(|i| {
+                        Answer::YesProbability(if i.text.contains("parser") { 0.9 } else { 0.2 })
+                    })
+                    .collect(),
+                usage: Usage::default(),
+            })
+        }
+    }
+
+    fn request(mode: Mode, top_k: u32) -> GrepRequest {
+        GrepRequest {
+            question: "where is the parser".into(),
+            mode,
+            top_k,
+            threshold: 0.5,
+            budget_usd: 0.5,
+        }
+    }
+
+    #[test]
+    fn files_mode_scores_text_files_and_sorts_by_probability_then_path() {
+        let mut repo = Files(vec![
+            ("b/parser.rs", "fn parse() {}\n".into(), false),
+            ("a/parser.rs", "fn parse() {}\n".into(), false),
+            ("logo.png", "\0".into(), true),
+            ("readme.md", "hello\n".into(), false),
+        ]);
+        let mut judge = Word(vec![]);
+        let out = run(&mut judge, &mut repo, &request(Mode::Files, 20)).unwrap();
+        let got: Vec<(&str, u32, &str)> = out
+            .results
+            .iter()
+            .map(|h| (h.path.as_str(), h.line_end, h.kind))
+            .collect();
+        assert_eq!(
+            got,
+            [("a/parser.rs", 1, "file"), ("b/parser.rs", 1, "file")]
+        );
+        assert_eq!(out.units_scored, 3, "the binary file is not scored");
+    }
+
+    #[test]
+    fn functions_mode_splits_the_strongest_files_eight_units_a_request() {
+        // the spec's case: 11 units → requests of [8, 3]
+        let body: String = (1..=660).map(|i| format!("parser line {i}\n")).collect();
+        let mut repo = Files(vec![
+            ("parser.txt", body, false),
+            ("other.txt", "x\n".into(), false),
+        ]);
+        let mut judge = Word(vec![]);
+        let out = run(&mut judge, &mut repo, &request(Mode::Functions, 20)).unwrap();
+        assert_eq!(judge.0, [2, 8, 3]);
+        assert_eq!(out.results.len(), 11);
+        assert_eq!(
+            (out.results[0].line_start, out.results[0].line_end),
+            (1, 60)
+        );
+        assert_eq!(out.results[0].kind, "chunk");
+        assert_eq!(out.units_scored, 2 + 11);
+    }
+
+    #[test]
+    fn bad_requests_are_refused_before_any_walk() {
+        struct NoWalk;
+        impl Repository for NoWalk {
+            fn walk(&mut self) -> Result<Vec<(String, bool)>, String> {
+                panic!("walked")
+            }
+            fn read(&mut self, _: &str) -> Result<String, String> {
+                panic!("read")
+            }
+        }
+        let mut r = request(Mode::Files, 0);
+        assert!(run(&mut Word(vec![]), &mut NoWalk, &r).is_err());
+        r.top_k = 201;
+        assert!(run(&mut Word(vec![]), &mut NoWalk, &r).is_err());
+        r.top_k = 5;
+        r.question = " ".into();
+        assert!(run(&mut Word(vec![]), &mut NoWalk, &r).is_err());
+    }
+}

@@ -1,0 +1,134 @@
+//! `sieve_grep`: arguments and results as the seed's `jev_grep`, plus
+//! `judge`. The host resolves and checks the folder; the engine walks and
+//! reads it only through the host's `files` import.
+
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::bindings::ask_engine::exports::silt::sieve::grep::{GrepRequest, Mode};
+use crate::config::Config;
+use crate::runtime::{CallError, Runtime};
+use crate::tools::ask::add_usage;
+use silt_core::ask::DEFAULT_BUDGET_USD;
+
+/// The folder name of grep's cache inside a repository; never walked.
+pub const CACHE_DIR: &str = ".silt-cache";
+
+/// files or functions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GrepMode {
+    /// Score every file by its path and preview.
+    #[default]
+    Files,
+    /// Then split the strongest files and score the pieces.
+    Functions,
+}
+
+/// Arguments of `sieve_grep`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepParams {
+    /// What you are trying to find out, in plain language.
+    pub question: String,
+    /// The repository or folder to search: absolute, or (over stdio) relative to the server's working folder.
+    pub path: String,
+    /// files (default) or functions.
+    #[serde(default)]
+    pub mode: GrepMode,
+    /// How many results to return (1 to 200, default 20).
+    #[serde(default)]
+    pub top_k: Option<u32>,
+    /// Drop units scoring below this probability (default 0.5).
+    #[serde(default)]
+    pub threshold: Option<f64>,
+    /// The most the call may spend, in USD (default 0.50).
+    #[serde(default)]
+    pub budget_usd: Option<f64>,
+    /// The judge plugin to ask (default: silt.toml's choice for sieve_grep, else lexical).
+    #[serde(default)]
+    pub judge: Option<String>,
+}
+
+/// The folder to walk: `path` as given when absolute, else under `base`
+/// (None: relative paths are refused, as over HTTP).
+pub fn resolve_root(path: &str, base: Option<&Path>) -> Result<PathBuf, CallError> {
+    let bad = |m: String| Err(CallError::InvalidRequest(m));
+    let given = Path::new(path);
+    let joined = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        match base {
+            Some(b) => b.join(given),
+            None => return bad(format!("path '{path}' is relative; pass an absolute path")),
+        }
+    };
+    match std::fs::canonicalize(&joined) {
+        Ok(p) if p.is_dir() => Ok(p),
+        Ok(p) => bad(format!(
+            "{} is not a folder; pass the repository's folder",
+            p.display()
+        )),
+        Err(e) => bad(format!("cannot open {}: {e}", joined.display())),
+    }
+}
+
+pub async fn run(
+    runtime: &Runtime,
+    config: &Config,
+    params: &GrepParams,
+    base: Option<&Path>,
+) -> Result<Value, CallError> {
+    let root = resolve_root(&params.path, base)?;
+    let request = GrepRequest {
+        question: params.question.trim().into(),
+        mode: match params.mode {
+            GrepMode::Files => Mode::Files,
+            GrepMode::Functions => Mode::Functions,
+        },
+        top_k: params.top_k.unwrap_or(20),
+        threshold: params.threshold.unwrap_or(0.5),
+        budget_usd: params.budget_usd.unwrap_or(DEFAULT_BUDGET_USD),
+    };
+    let judge = params
+        .judge
+        .as_deref()
+        .unwrap_or_else(|| config.judge_for("sieve_grep"));
+    let r = runtime.grep(judge, &root, &request).await?;
+    let mut out = json!({
+        "results": r.results.iter().map(|h| json!({
+            "path": h.path, "line_start": h.line_start, "line_end": h.line_end,
+            "kind": h.kind, "probability": h.probability,
+        })).collect::<Vec<_>>(),
+        "units_scored": r.units_scored,
+    });
+    add_usage(&mut out, &r.usage);
+    out["judge"] = json!(judge);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_resolve_or_are_refused_clearly() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("repo")).unwrap();
+        std::fs::write(dir.path().join("file.txt"), "x").unwrap();
+        assert!(
+            resolve_root("repo", Some(dir.path()))
+                .unwrap()
+                .ends_with("repo")
+        );
+        let abs = dir.path().join("repo");
+        assert!(resolve_root(abs.to_str().unwrap(), None).is_ok());
+        let err = |p: &str, base: Option<&Path>| resolve_root(p, base).unwrap_err().to_string();
+        assert!(err("repo", None).contains("relative"));
+        assert!(err("file.txt", Some(dir.path())).contains("not a folder"));
+        assert!(err("missing", Some(dir.path())).contains("cannot open"));
+    }
+}
