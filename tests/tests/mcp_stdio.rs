@@ -383,6 +383,24 @@ async fn grep_over_stdio_walks_as_git_would_and_ranks_files() {
     assert_eq!(out["results"][0]["line_end"], 2);
     assert_usage_fields(&out);
 
+    // asked again over unchanged files: no judge call; the cache sits in
+    // the repository because its .gitignore now names it
+    let again = structured(
+        &call_tool(
+            &client,
+            "sieve_grep",
+            json!({"question": "where is the config file parsed", "path": repo.to_str().unwrap(), "threshold": 0.0}),
+        )
+        .await,
+    );
+    assert_eq!((again["requests"].as_u64(), again["cache_hits"].as_u64()), (Some(0), Some(3)), "{again}");
+    assert_eq!(again["results"], out["results"]);
+    assert!(repo.join(".silt-cache/answers.sqlite").is_file());
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".gitignore")).unwrap(),
+        "build/\n*.log\n.silt-cache/\n"
+    );
+
     let functions = structured(
         &call_tool(
             &client,

@@ -227,8 +227,17 @@ mod tests {
             .map(|f| f.path)
             .collect();
         assert_eq!(walked, [".gitignore", "a.txt"]);
-        assert_eq!(state.read("a.txt".into()).await.unwrap().unwrap(), "visible");
-        for path in ["../secret.txt", "hidden.txt", "s.txt", "/etc/passwd", "./a.txt"] {
+        assert_eq!(
+            state.read("a.txt".into()).await.unwrap().unwrap(),
+            "visible"
+        );
+        for path in [
+            "../secret.txt",
+            "hidden.txt",
+            "s.txt",
+            "/etc/passwd",
+            "./a.txt",
+        ] {
             let r = state.read(path.into()).await.unwrap();
             assert!(r.is_err(), "{path} was readable");
         }

@@ -152,6 +152,9 @@ pub struct Runtime {
     pub registry: Registry,
     /// Earlier judge answers (None: every question goes to the judge).
     pub answers: Option<Arc<answer_cache::AnswerCache>>,
+    /// The user cache folder grep's per-repository caches go under when a
+    /// repository has no .gitignore to extend.
+    pub grep_cache_root: Option<std::path::PathBuf>,
     judges: Mutex<HashMap<String, Arc<OnceCell<Arc<LoadedJudge>>>>>,
     ask: OnceCell<(Arc<Manifest>, AskEnginePre<PluginState>)>,
     ledger: OnceCell<(Arc<Manifest>, LedgerEnginePre<PluginState>)>,
@@ -162,8 +165,17 @@ pub struct Runtime {
 /// limits from its manifest, the output cap checked with `$size`, the
 /// engine's error mapped to a [`CallError`].
 macro_rules! ask_engine_call {
-    ($rt:expr, $judge:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{ ask_engine_call!($rt, $judge, None, $size, |$engine, $store| $body) }};
-    ($rt:expr, $judge:expr, $repo:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
+    ($rt:expr, $judge:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
+        ask_engine_call!(
+            $rt,
+            $judge,
+            None,
+            $rt.answers.clone(),
+            $size,
+            |$engine, $store| $body
+        )
+    }};
+    ($rt:expr, $judge:expr, $repo:expr, $answers:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
         use crate::bindings::ask_engine::exports::silt::sieve::ask::AskError;
         let judge = $rt.judge($judge).await?;
         let (manifest, pre) = $rt.ask_engine().await?;
@@ -172,7 +184,7 @@ macro_rules! ask_engine_call {
             manifest,
         };
         let mut store = sandbox.store(Some(judge))?;
-        store.data_mut().answers = $rt.answers.clone();
+        store.data_mut().answers = $answers;
         store.data_mut().repo = $repo;
         let outcome = tokio::time::timeout(sandbox.wall(), async {
             let $engine = pre.instantiate_async(&mut store).await?;
@@ -249,6 +261,10 @@ impl Runtime {
             ledger_linker,
             cache,
             registry,
+            grep_cache_root: answers
+                .as_ref()
+                .and_then(|a| a.path().parent())
+                .map(|d| d.join("grep")),
             answers,
             judges: Mutex::new(HashMap::new()),
             ask: OnceCell::new(),
@@ -420,10 +436,25 @@ impl Runtime {
             cache_dir: crate::tools::grep::CACHE_DIR.to_string(),
             walked: None,
         });
-        ask_engine_call!(self, judge_name, repo, size, |engine, store| engine
-            .silt_sieve_grep()
-            .call_grep(store, request)
-            .await)
+        // grep's answers live with the repository (or beside it in the
+        // user cache), by the reference's placement rule
+        let answers = match (&self.answers, &self.grep_cache_root) {
+            (Some(_), Some(user_cache)) => {
+                match answer_cache::grep_cache_path(root, user_cache, crate::tools::grep::CACHE_DIR)
+                    .and_then(|p| answer_cache::AnswerCache::open(&p))
+                {
+                    Ok(c) => Some(Arc::new(c)),
+                    Err(e) => {
+                        tracing::warn!("grep answer cache off for this call: {e:#}");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        ask_engine_call!(self, judge_name, repo, answers, size, |engine, store| {
+            engine.silt_sieve_grep().call_grep(store, request).await
+        })
     }
 
     /// Instantiates judge `name` in a fresh store without calling it; for
