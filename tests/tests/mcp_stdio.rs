@@ -393,7 +393,11 @@ async fn grep_over_stdio_walks_as_git_would_and_ranks_files() {
         )
         .await,
     );
-    assert_eq!((again["requests"].as_u64(), again["cache_hits"].as_u64()), (Some(0), Some(3)), "{again}");
+    assert_eq!(
+        (again["requests"].as_u64(), again["cache_hits"].as_u64()),
+        (Some(0), Some(3)),
+        "{again}"
+    );
     assert_eq!(again["results"], out["results"]);
     assert!(repo.join(".silt-cache/answers.sqlite").is_file());
     assert_eq!(

@@ -149,25 +149,25 @@ pub fn run(
 ) -> Result<GrepOutcome, AskError> {
     validate(req)?;
     let walked = repo.walk().map_err(AskError::InvalidRequest)?;
-    let mut texts: Vec<(String, String)> = Vec::new();
+    // only the previews and line counts are kept: a large repository's
+    // text never sits in memory whole
+    let mut files: Vec<(String, usize)> = Vec::new();
+    let mut items: Vec<Item> = Vec::new();
     for (path, binary) in walked {
-        if !binary {
-            let text = repo.read(&path).map_err(AskError::InvalidRequest)?;
-            texts.push((path, text));
+        if binary {
+            continue;
         }
-    }
-    let mut usage = AskUsage::default();
-    let items: Vec<Item> = texts
-        .iter()
-        .enumerate()
-        .map(|(i, (path, text))| Item {
-            id: i.to_string(),
+        let text = repo.read(&path).map_err(AskError::InvalidRequest)?;
+        items.push(Item {
+            id: files.len().to_string(),
             text: format!(
                 "{path}\n{}",
-                units::file_preview(text, &OutlineSource::for_path(path))
+                units::file_preview(&text, &OutlineSource::for_path(&path))
             ),
-        })
-        .collect();
+        });
+        files.push((path, units::lines(&text).len().max(1)));
+    }
+    let mut usage = AskUsage::default();
     let file_p = judge_units(
         judge,
         &req.question,
@@ -177,14 +177,14 @@ pub fn run(
         &mut usage,
     )?;
     let mut units_scored = file_p.iter().flatten().count() as u32;
-    let file_hits: Vec<Hit> = texts
+    let file_hits: Vec<Hit> = files
         .iter()
         .zip(&file_p)
-        .filter_map(|((path, text), p)| {
+        .filter_map(|((path, n_lines), p)| {
             p.map(|p| Hit {
                 path: path.clone(),
                 line_start: 1,
-                line_end: units::lines(text).len().max(1) as u32,
+                line_end: *n_lines as u32,
                 kind: "file",
                 probability: p,
             })
@@ -203,12 +203,8 @@ pub fn run(
     let mut spans: Vec<(String, usize, usize)> = Vec::new();
     let mut items = Vec::new();
     for hit in &strongest {
-        let text = &texts
-            .iter()
-            .find(|(p, _)| *p == hit.path)
-            .expect("scored above")
-            .1;
-        let lines = units::lines(text);
+        let text = repo.read(&hit.path).map_err(AskError::InvalidRequest)?;
+        let lines = units::lines(&text);
         for (start, end) in units::chunks(&lines) {
             let body = lines[start - 1..end].join("\n");
             items.push(Item {
