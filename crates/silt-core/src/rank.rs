@@ -39,6 +39,11 @@ pub fn run(judge: &mut dyn Judge, req: &RankRequest) -> Result<AskOutcome, AskEr
             "candidates is empty: pass at least one {id, text}".into(),
         ));
     }
+    if req.top_k == Some(0) {
+        return Err(AskError::InvalidRequest(
+            "top_k must be at least 1 (or omitted for all)".into(),
+        ));
+    }
     let mut out = ask::run(
         judge,
         &AskRequest {

@@ -158,7 +158,14 @@ impl crate::bindings::ask_engine::silt::host::files::Host for PluginState {
         };
         if repo.walked.is_none() {
             match crate::walk::walk(&repo.root, &repo.cache_dir) {
-                Ok(files) => repo.walked = Some(files),
+                Ok(files) => {
+                    repo.readable = files
+                        .iter()
+                        .filter(|f| !f.binary)
+                        .map(|f| (f.path.clone(), f.absolute.clone()))
+                        .collect();
+                    repo.walked = Some(files);
+                }
                 Err(e) => return Ok(Err(format!("{e:#}"))),
             }
         }
@@ -178,9 +185,8 @@ impl crate::bindings::ask_engine::silt::host::files::Host for PluginState {
         let found = self
             .repo
             .as_ref()
-            .and_then(|r| r.walked.as_ref())
-            .and_then(|files| files.iter().find(|f| f.path == path && !f.binary))
-            .map(|f| f.absolute.clone());
+            .and_then(|r| r.readable.get(&path))
+            .cloned();
         Ok(match found {
             None => Err(format!("'{path}' is not a text file of this walk")),
             Some(p) => crate::walk::read_text(&p).map_err(|e| format!("{e:#}")),
@@ -213,11 +219,7 @@ mod tests {
         assert!(state.walk().await.unwrap().is_err());
         assert!(state.read("a.txt".into()).await.unwrap().is_err());
 
-        state.repo = Some(RepoGrant {
-            root: root.clone(),
-            cache_dir: ".silt-cache".into(),
-            walked: None,
-        });
+        state.repo = Some(RepoGrant::new(root.clone(), ".silt-cache"));
         let walked: Vec<String> = state
             .walk()
             .await

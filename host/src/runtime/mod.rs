@@ -431,11 +431,10 @@ impl Runtime {
         let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult| {
             r.results.iter().map(|h| h.path.len() + 32).sum()
         };
-        let repo = Some(state::RepoGrant {
-            root: root.to_path_buf(),
-            cache_dir: crate::tools::grep::CACHE_DIR.to_string(),
-            walked: None,
-        });
+        let repo = Some(state::RepoGrant::new(
+            root.to_path_buf(),
+            crate::tools::grep::CACHE_DIR,
+        ));
         // grep's answers live with the repository (or beside it in the
         // user cache), by the reference's placement rule
         let answers = match (&self.answers, &self.grep_cache_root) {

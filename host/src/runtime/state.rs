@@ -83,6 +83,20 @@ pub struct RepoGrant {
     /// The name of a cache folder inside the root, never walked.
     pub cache_dir: String,
     pub walked: Option<Vec<crate::walk::WalkedFile>>,
+    /// The walk's text files by path: all `read` may open.
+    pub readable: std::collections::HashMap<String, std::path::PathBuf>,
+}
+
+impl RepoGrant {
+    /// A grant of `root`, not yet walked.
+    pub fn new(root: std::path::PathBuf, cache_dir: &str) -> Self {
+        RepoGrant {
+            root,
+            cache_dir: cache_dir.to_string(),
+            walked: None,
+            readable: Default::default(),
+        }
+    }
 }
 
 impl PluginState {

@@ -30,26 +30,14 @@ pub struct RankParams {
 }
 
 impl RankParams {
-    /// The engine request, refusing what the engine would refuse later
-    /// with a less useful message.
-    pub fn to_request(&self) -> Result<RankRequest, CallError> {
-        let bad = |m: &str| Err(CallError::InvalidRequest(m.into()));
-        if self.question.trim().is_empty() {
-            return bad("question is empty: say what the candidates are ranked against");
-        }
-        if self.top_k == Some(0) {
-            return bad("top_k must be at least 1 (or omitted for all)");
-        }
-        let threshold = self.threshold.unwrap_or(0.0);
-        if !(0.0..=1.0).contains(&threshold) {
-            return bad("threshold must be in [0, 1]");
-        }
-        Ok(RankRequest {
+    /// The engine request; the engine checks it.
+    pub fn to_request(&self) -> RankRequest {
+        RankRequest {
             question: self.question.trim().into(),
             candidates: items_in(&self.candidates),
             top_k: self.top_k,
-            threshold,
-        })
+            threshold: self.threshold.unwrap_or(0.0),
+        }
     }
 }
 
@@ -58,7 +46,7 @@ pub async fn run(
     config: &Config,
     params: &RankParams,
 ) -> Result<Value, CallError> {
-    let request = params.to_request()?;
+    let request = params.to_request();
     let judge = params
         .judge
         .as_deref()

@@ -23,19 +23,53 @@ pub enum Feedback {
 pub struct Ledger {
     pub entries: Vec<Entry>,
     pub params: Params,
-    /// Recall's term sets per entry, by position, with the texts they were
-    /// built from (an entry whose text changed is rebuilt).
-    recall_sets: Vec<Option<RecallSets>>,
-    /// The trigger's term sets per entry, with the trigger they came from.
-    trigger_sets: Vec<Option<(String, TermSets)>>,
+    /// Recall's term sets ("when prefer") per entry, by position.
+    recall_sets: Vec<Option<CachedSets>>,
+    /// The trigger's term sets per entry, by position.
+    trigger_sets: Vec<Option<CachedSets>>,
     vocabulary: Vocabulary,
 }
 
+/// An entry's term sets with the texts they were built from, so an entry
+/// whose text changed is rebuilt.
 #[derive(Debug, Clone)]
-struct RecallSets {
+struct CachedSets {
     when: String,
+    /// Empty for trigger-only sets.
     prefer: String,
     sets: TermSets,
+}
+
+/// Brings `cache` up to date for every active entry: the sets of `when`,
+/// or of "when prefer" when `with_prefer`.
+fn refresh_sets(
+    entries: &[Entry],
+    cache: &mut Vec<Option<CachedSets>>,
+    vocabulary: &mut Vocabulary,
+    with_prefer: bool,
+) {
+    cache.resize(entries.len(), None);
+    for (e, cached) in entries.iter().zip(cache.iter_mut()) {
+        if e.status != Status::Active {
+            continue;
+        }
+        let prefer = if with_prefer { e.prefer.as_str() } else { "" };
+        let fresh = cached
+            .as_ref()
+            .is_some_and(|c| c.when == e.when && c.prefer == prefer);
+        if !fresh {
+            let text = if with_prefer {
+                format!("{} {}", e.when, e.prefer)
+            } else {
+                e.when.clone()
+            };
+            *cached = Some(CachedSets {
+                when: e.when.clone(),
+                prefer: prefer.to_string(),
+                sets: vocabulary.learn(&text),
+            });
+        }
+    }
 }
 
 /// An entry id nobody holds.
@@ -117,7 +151,12 @@ impl Ledger {
     /// The top `k` active lessons for `context`, by lexical similarity to
     /// "when prefer" times effective confidence; each one returned fires.
     pub fn recall(&mut self, context: &str, k: usize, now: f64) -> (Vec<usize>, Vec<Event>) {
-        self.refresh_recall_sets();
+        refresh_sets(
+            &self.entries,
+            &mut self.recall_sets,
+            &mut self.vocabulary,
+            true,
+        );
         let query = self.vocabulary.look_up(context);
         let mut scored: Vec<(usize, f64)> = self
             .entries
@@ -147,27 +186,6 @@ impl Ledger {
             ));
         }
         (scored.into_iter().map(|(i, _)| i).collect(), events)
-    }
-
-    /// Builds the term sets of "when prefer" for every active entry that
-    /// has none or whose text changed since.
-    fn refresh_recall_sets(&mut self) {
-        self.recall_sets.resize(self.entries.len(), None);
-        for (e, cached) in self.entries.iter().zip(self.recall_sets.iter_mut()) {
-            if e.status != Status::Active {
-                continue;
-            }
-            let fresh = cached
-                .as_ref()
-                .is_some_and(|c| c.when == e.when && c.prefer == e.prefer);
-            if !fresh {
-                *cached = Some(RecallSets {
-                    when: e.when.clone(),
-                    prefer: e.prefer.clone(),
-                    sets: self.vocabulary.learn(&format!("{} {}", e.when, e.prefer)),
-                });
-            }
-        }
     }
 
     /// Records a new lesson under `id`.
@@ -330,13 +348,13 @@ impl Ledger {
     /// How many other active entries entry `i` forms a candidate pair
     /// with: what capturing it added to `candidate_pair_count`, in one scan.
     pub fn candidate_pairs_of(&mut self, i: usize) -> usize {
-        self.trigger_sets.resize(self.entries.len(), None);
-        for (e, cached) in self.entries.iter().zip(self.trigger_sets.iter_mut()) {
-            if e.status == Status::Active && cached.as_ref().is_none_or(|c| c.0 != e.when) {
-                *cached = Some((e.when.clone(), self.vocabulary.learn(&e.when)));
-            }
-        }
-        let Some((_, mine)) = &self.trigger_sets[i] else {
+        refresh_sets(
+            &self.entries,
+            &mut self.trigger_sets,
+            &mut self.vocabulary,
+            false,
+        );
+        let Some(CachedSets { sets: mine, .. }) = &self.trigger_sets[i] else {
             return 0;
         };
         self.entries
@@ -345,7 +363,7 @@ impl Ledger {
             .enumerate()
             .filter(|(j, (e, _))| *j != i && e.status == Status::Active)
             .filter_map(|(_, (_, sets))| sets.as_ref())
-            .filter(|(_, theirs)| mine.similarity(theirs) >= self.params.candidate_threshold)
+            .filter(|theirs| mine.similarity(&theirs.sets) >= self.params.candidate_threshold)
             .count()
     }
 
