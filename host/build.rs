@@ -9,6 +9,7 @@ fn main() {
         workspace,
         &[
             "silt-ask",
+            "silt-verify",
             "silt-judge-lexical",
             "silt-ledger",
             "silt-ledger-cli",

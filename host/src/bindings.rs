@@ -21,6 +21,24 @@ pub mod ask_engine {
     });
 }
 
+/// The verify engine: exports `silt:sieve/verify`, imports a judge, the
+/// host's log and clock, and `sources` (the only engine granted fetching).
+pub mod verify_engine {
+    wasmtime::component::bindgen!({
+        path: ["../wit/judge", "../wit/host", "../wit/sieve"],
+        world: "silt:sieve/verify-engine",
+        imports: { default: async | trappable },
+        exports: { default: async },
+        with: {
+            "silt:judge/types": crate::bindings::judge::silt::judge::types,
+            "silt:judge/judge": crate::bindings::ask_engine::silt::judge::judge,
+            "silt:host/log": crate::bindings::ask_engine::silt::host::log,
+            "silt:host/clock": crate::bindings::ask_engine::silt::host::clock,
+            "silt:sieve/types": crate::bindings::ask_engine::silt::sieve::types,
+        },
+    });
+}
+
 /// A judge that also relates lessons (exports `silt:judge/relate`).
 pub mod lesson_judge {
     wasmtime::component::bindgen!({

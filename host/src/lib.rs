@@ -5,6 +5,7 @@ pub mod app;
 pub mod bindings;
 pub mod cli;
 pub mod config;
+pub mod fetch;
 pub mod ledger;
 pub mod mcp;
 pub mod plugins;

@@ -6,6 +6,11 @@ use silt::cli::{Cli, Command};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // `silt grep … | head` should end quietly, as other shell tools do
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // stdout may be the MCP pipe: diagnostics go to stderr only.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -24,6 +29,9 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<()> {
+    if let Command::PdfText(args) = &cli.command {
+        silt::fetch::pdf::child_main(&args.file);
+    }
     let app = if matches!(cli.command, Command::Bench(_)) {
         // the benchmark times the judge chain, not the answer cache
         let mut config = silt::config::Config::discover()?;
@@ -44,6 +52,8 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Rank(args) => silt::cli::shortcuts::rank(&app, args).await,
         Command::Route(args) => silt::cli::shortcuts::route(&app, args).await,
         Command::Grep(args) => silt::cli::shortcuts::grep(&app, args).await,
+        Command::Verify(args) => silt::cli::shortcuts::verify(&app, args).await,
+        Command::PdfText(_) => unreachable!("handled before the app opens"),
         Command::Plugins(cmd) => silt::cli::plugins::run(&app, cmd).await,
         Command::Ledger(args) => silt::cli::ledger::run(&app, args).await,
         Command::Demo(args) => silt::cli::demo::run(&app, args).await,

@@ -15,6 +15,7 @@ use crate::tools::grep::{self, GrepParams};
 use crate::tools::rank::{self, RankParams};
 use crate::tools::route::{self, RouteParams};
 use crate::tools::sediment_tools::{self as sed, LedgerTools, ToolOutcome};
+use crate::tools::verify::{self, VerifyParams};
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::JsonObject;
 
@@ -222,6 +223,21 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
         let base = std::env::current_dir().ok();
         tool_result(grep::run(&self.runtime, &self.config, &params, base.as_deref()).await)
     }
+
+    #[tool(
+        name = "sieve_verify",
+        description = "Check claims against the sources they cite. Give `records` [{claim, claim_context?, kind: fact|recommendation, premises?, citations: [{locator, quote?}]}] or a Markdown `report` (sentences, bullets and table rows become claims, marked extraction_uncertain). Locators are http(s) URLs (public addresses only; 2 MB, 25 MB for PDF; 15 s) or files under `base_path` (default: the server's folder). Per claim: verdict (supports_fully, partially_supports, contradicts, does_not_address) of the passage with the strongest support, max_contradicts, every passage's distribution, flags; plus counts, flagged, unqualified_factual_relay_blocked, sources (sha256 source_version) and usage. support_threshold 0.80, contradict_threshold 0.50, budget_usd 0.50, `judge`.",
+        annotations(
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = true
+        )
+    )]
+    async fn sieve_verify(&self, Parameters(params): Parameters<VerifyParams>) -> CallToolResult {
+        let base = std::env::current_dir().ok();
+        tool_result(verify::run(&self.runtime, &self.config, &params, base.as_deref()).await)
+    }
 }
 
 #[tool_handler]
@@ -233,7 +249,8 @@ impl ServerHandler for SiltServer {
                 "silt: closed-question judgment (sieve_*) on local, sandboxed judges. \
                  sieve_ask asks one question of many items and validates every answer; \
                  sieve_rank reranks candidates you hold; sieve_route picks one route or none; \
-                 sieve_grep ranks a repository's files or functions against a question.",
+                 sieve_grep ranks a repository's files or functions against a question; \
+                 sieve_verify checks claims against the sources they cite.",
             )
     }
 }

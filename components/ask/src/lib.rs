@@ -10,39 +10,19 @@ wit_bindgen::generate!({
         "silt:host/log@0.1.0": generate,
         "silt:host/clock@0.1.0": generate,
         "silt:host/files@0.1.0": generate,
+        "silt:sieve/types@0.1.0": generate,
     },
 });
 
-use exports::silt::sieve::ask::{
-    AskError, AskRequest, AskResult, AskUsage, Chosen, Guest, Judged, LabelledProbability, Results,
-    Scored,
-};
+use exports::silt::sieve::ask::{AskRequest, AskResult, Chosen, Guest, Judged, Results, Scored};
 use exports::silt::sieve::grep::{GrepRequest, GrepResult, Hit, Mode};
 use exports::silt::sieve::rank::{RankRequest, RankResult};
 use exports::silt::sieve::route::{RouteRequest, RouteResult};
-use silt::judge::judge as imported;
+use silt::sieve::types::{AskError, LabelledProbability};
 use silt_core::ask::{self as core_ask, AskRows};
-use silt_core::types as core;
 
-/// The imported judge, seen through `silt_core`'s trait.
-struct ImportedJudge;
-
-impl core::Judge for ImportedJudge {
-    fn info(&mut self) -> core::JudgeInfo {
-        imported::info().into()
-    }
-
-    fn ask(
-        &mut self,
-        question: &core::Question,
-        items: &[core::Item],
-    ) -> Result<core::Response, core::JudgeError> {
-        let items: Vec<_> = items.iter().map(Into::into).collect();
-        imported::ask(&question.into(), &items)
-            .map(Into::into)
-            .map_err(Into::into)
-    }
-}
+silt_guest::imported_judge!(silt::judge::judge);
+silt_guest::ask_conversions!(silt::sieve::types);
 
 fn labelled(pairs: Vec<(String, f64)>) -> Vec<LabelledProbability> {
     pairs
@@ -99,25 +79,6 @@ impl Guest for Engine {
             items_scored: out.items_scored,
             usage: usage_out(out.usage),
         })
-    }
-}
-
-fn usage_out(u: core_ask::AskUsage) -> AskUsage {
-    AskUsage {
-        tokens: u.tokens,
-        input_tokens: u.input_tokens,
-        output_tokens: u.output_tokens,
-        requests: u.requests,
-        cache_hits: u.cache_hits,
-        cost_usd: u.cost_usd,
-        budget_exhausted: u.budget_exhausted,
-    }
-}
-
-fn error_out(e: core_ask::AskError) -> AskError {
-    match e {
-        core_ask::AskError::InvalidRequest(m) => AskError::InvalidRequest(m),
-        core_ask::AskError::JudgeFailed(m) => AskError::JudgeFailed(m),
     }
 }
 

@@ -154,6 +154,24 @@ pub fn run_batched(
     req: &AskRequest,
     max_batch: usize,
 ) -> Result<AskOutcome, AskError> {
+    let cost = judge.info().cost_per_million_input_tokens;
+    run_budgeted(
+        judge,
+        req,
+        max_batch,
+        &mut Budget::new(req.budget_usd, cost),
+    )
+}
+
+/// [`run_batched`] drawing on a budget shared with other calls of the same
+/// pipeline, so the projection learns from every call made so far
+/// (`req.budget_usd` is not read; the budget's own limit holds).
+pub fn run_budgeted(
+    judge: &mut dyn Judge,
+    req: &AskRequest,
+    max_batch: usize,
+    budget: &mut Budget,
+) -> Result<AskOutcome, AskError> {
     validate_request(req)?;
     let info = judge.info();
     let batch_size = (info.preferred_batch_size as usize).clamp(1, max_batch.clamp(1, MAX_BATCH));
@@ -174,7 +192,7 @@ pub fn run_batched(
             .map(|c| c.chars().count())
             .sum::<usize>();
 
-    let mut budget = Budget::new(req.budget_usd, info.cost_per_million_input_tokens);
+    let spent_before = budget.spent_usd();
     let mut usage = AskUsage::default();
     let mut answered: Vec<(&Item, Answer)> = Vec::with_capacity(items.len());
     for batch in items.chunks(batch_size) {
@@ -200,7 +218,7 @@ pub fn run_batched(
         answered.extend(batch.iter().zip(response.answers));
     }
     usage.tokens = usage.input_tokens + usage.output_tokens;
-    usage.cost_usd = budget.spent_usd();
+    usage.cost_usd = budget.spent_usd() - spent_before;
     let items_scored = answered.len() as u32;
     Ok(AskOutcome {
         rows: shape(req, answered),

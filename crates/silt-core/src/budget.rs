@@ -48,6 +48,10 @@ impl Budget {
         self.spent_usd += usage.cost_usd;
     }
 
+    pub fn limit_usd(&self) -> f64 {
+        self.limit_usd
+    }
+
     pub fn spent_usd(&self) -> f64 {
         self.spent_usd
     }

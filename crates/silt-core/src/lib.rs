@@ -14,6 +14,7 @@ pub mod route;
 pub mod text;
 pub mod types;
 pub mod validate;
+pub mod verify;
 
 /// Re-exported for [`ledger_entry_conversions!`].
 pub use serde_json;

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::ask::{self, AskError, AskRequest, AskRows, AskUsage, DEFAULT_MAX_CHARS};
+use crate::budget::Budget;
 use crate::types::{AnswerSpace, ChoiceOption, Item, Judge, Question};
 
 /// The budget when the caller sets none, in US dollars.
@@ -120,7 +121,7 @@ fn choose(
     judge: &mut dyn Judge,
     ask_text: &str,
     routes: &[&Route],
-    budget_usd: f64,
+    budget: &mut Budget,
     usage: &mut AskUsage,
 ) -> Result<Vec<(String, f64)>, AskError> {
     let mut options: Vec<ChoiceOption> = routes
@@ -134,7 +135,7 @@ fn choose(
         label: NONE.into(),
         criterion: NONE_CRITERION.into(),
     });
-    let out = ask::run(
+    let out = ask::run_budgeted(
         judge,
         &AskRequest {
             question: Question {
@@ -146,16 +147,19 @@ fn choose(
                 text: ask_text.into(),
             }],
             max_chars: DEFAULT_MAX_CHARS,
-            budget_usd,
+            budget_usd: budget.limit_usd(),
             top_k: None,
             threshold: 0.0,
         },
+        ask::MAX_BATCH,
+        budget,
     )?;
     usage.add(&out.usage);
     match out.rows {
         AskRows::Choose(mut rows) if !rows.is_empty() => Ok(rows.remove(0).probabilities),
         _ => Err(invalid(format!(
-            "budget_usd {budget_usd} ran out before the route was chosen; raise it"
+            "budget_usd {} ran out before the route was chosen; raise it",
+            budget.limit_usd()
         ))),
     }
 }
@@ -164,6 +168,8 @@ fn choose(
 pub fn run(judge: &mut dyn Judge, req: &RouteRequest) -> Result<RouteOutcome, AskError> {
     validate(req)?;
     let mut usage = AskUsage::default();
+    let cost = judge.info().cost_per_million_input_tokens;
+    let mut budget = Budget::new(req.budget_usd, cost);
     let mut sizes = Vec::new();
     let all: Vec<&Route> = req.routes.iter().collect();
     let (finalists, stages, batches) = if all.len() <= GROUP {
@@ -173,8 +179,7 @@ pub fn run(judge: &mut dyn Judge, req: &RouteRequest) -> Result<RouteOutcome, As
         let mut survivors: Vec<(usize, f64)> = Vec::new();
         for (g, group) in all.chunks(GROUP).enumerate() {
             sizes.push(group.len() as u32);
-            let left = (req.budget_usd - usage.cost_usd).max(0.0);
-            let probs = choose(judge, &req.ask, group, left, &mut usage)?;
+            let probs = choose(judge, &req.ask, group, &mut budget, &mut usage)?;
             let mut ranked: Vec<(usize, f64)> = probs[..group.len()]
                 .iter()
                 .enumerate()
@@ -193,8 +198,7 @@ pub fn run(judge: &mut dyn Judge, req: &RouteRequest) -> Result<RouteOutcome, As
         (finalists, 2, groups as u32)
     };
     sizes.push(finalists.len() as u32);
-    let left = (req.budget_usd - usage.cost_usd).max(0.0);
-    let probabilities = choose(judge, &req.ask, &finalists, left, &mut usage)?;
+    let probabilities = choose(judge, &req.ask, &finalists, &mut budget, &mut usage)?;
     // first maximum wins, so ties go to the earlier route (and `none` last)
     let best =
         probabilities.iter().enumerate().fold(

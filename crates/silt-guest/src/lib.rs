@@ -192,3 +192,61 @@ impl From<core::JudgeError> for wit::JudgeError {
         }
     }
 }
+
+/// Defines `ImportedJudge`: the judge a component imports (the generated
+/// module named by the path, e.g. `silt::judge::judge`), seen through
+/// `silt_core`'s `Judge` trait. A macro because each component's bindings
+/// generate their own import module.
+#[macro_export]
+macro_rules! imported_judge {
+    ($($module:ident)::+) => {
+        /// The imported judge, seen through `silt_core`'s trait.
+        struct ImportedJudge;
+
+        impl silt_core::types::Judge for ImportedJudge {
+            fn info(&mut self) -> silt_core::types::JudgeInfo {
+                $($module)::+::info().into()
+            }
+
+            fn ask(
+                &mut self,
+                question: &silt_core::types::Question,
+                items: &[silt_core::types::Item],
+            ) -> Result<silt_core::types::Response, silt_core::types::JudgeError> {
+                let items: Vec<_> = items.iter().map(Into::into).collect();
+                $($module)::+::ask(&question.into(), &items)
+                    .map(Into::into)
+                    .map_err(Into::into)
+            }
+        }
+    };
+}
+
+/// Defines `usage_out` and `error_out`: `silt_core::ask`'s usage and error
+/// as the `silt:sieve/types` types of the component's bindings (named by the
+/// module path).
+#[macro_export]
+macro_rules! ask_conversions {
+    ($($module:ident)::+) => {
+        fn usage_out(u: silt_core::ask::AskUsage) -> $($module)::+::AskUsage {
+            $($module)::+::AskUsage {
+                tokens: u.tokens,
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+                requests: u.requests,
+                cache_hits: u.cache_hits,
+                cost_usd: u.cost_usd,
+                budget_exhausted: u.budget_exhausted,
+            }
+        }
+
+        fn error_out(e: silt_core::ask::AskError) -> $($module)::+::AskError {
+            match e {
+                silt_core::ask::AskError::InvalidRequest(m) => {
+                    $($module)::+::AskError::InvalidRequest(m)
+                }
+                silt_core::ask::AskError::JudgeFailed(m) => $($module)::+::AskError::JudgeFailed(m),
+            }
+        }
+    };
+}

@@ -34,6 +34,8 @@ pub enum Command {
     Route(shortcuts::RouteArgs),
     /// Rank a repository's files or functions against a question (the shell form of sieve_grep); JSON out.
     Grep(shortcuts::GrepArgs),
+    /// Check claims (records or a Markdown report) against the sources they cite (the shell form of sieve_verify).
+    Verify(shortcuts::VerifyArgs),
     /// List or inspect plugins and their grants.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
@@ -45,6 +47,15 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Time the ledger on a generated ledger, beside the Python reference when given its checkout.
     BenchLedger(bench_ledger::BenchLedgerArgs),
+    /// The PDF reader's child process (run by silt itself under limits).
+    #[command(hide = true)]
+    PdfText(PdfTextArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PdfTextArgs {
+    /// The PDF to read.
+    pub file: std::path::PathBuf,
 }
 
 #[derive(Debug, clap::Args)]

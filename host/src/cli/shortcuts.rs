@@ -1,13 +1,14 @@
-//! `silt rank`, `silt route` and `silt grep`: the shell forms of
-//! sieve_rank, sieve_route and sieve_grep, JSON out.
+//! `silt rank`, `silt route`, `silt grep` and `silt verify`: the shell
+//! forms of sieve_rank, sieve_route, sieve_grep and sieve_verify; JSON out
+//! (grep and verify print short lines unless `--json`).
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::app::App;
 use crate::cli::ask::read_json;
-use crate::tools::{grep, rank, route};
+use crate::tools::{grep, rank, route, verify};
 
 #[derive(Debug, clap::Args)]
 pub struct RankArgs {
@@ -95,6 +96,9 @@ pub struct GrepArgs {
     /// The judge plugin to ask.
     #[arg(long)]
     pub judge: Option<String>,
+    /// Print the result as JSON (default: one line per hit).
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
@@ -113,6 +117,118 @@ pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
     };
     let base = std::env::current_dir()?;
     let out = grep::run(&app.runtime, &app.config, &params, Some(&base)).await?;
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    let hits = out["results"].as_array().cloned().unwrap_or_default();
+    for h in &hits {
+        println!(
+            "{:.2}  {}:{}-{}",
+            h["probability"].as_f64().unwrap_or(0.0),
+            h["path"].as_str().unwrap_or(""),
+            h["line_start"],
+            h["line_end"]
+        );
+    }
+    println!(
+        "{} hits of {} units scored ({} judge requests, {} cached)",
+        hits.len(),
+        out["units_scored"],
+        out["usage"]["requests"],
+        out["usage"]["cache_hits"]
+    );
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// A Markdown report to read claims from ('-' for stdin).
+    #[arg(long, conflicts_with = "records", required_unless_present = "records")]
+    pub report: Option<String>,
+    /// A JSON list of records {claim, claim_context?, kind?, premises?, citations} ('-' for stdin).
+    #[arg(long)]
+    pub records: Option<String>,
+    /// The folder file citations resolve against (default: the current one).
+    #[arg(long)]
+    pub base_path: Option<String>,
+    /// The most the call may spend, in USD.
+    #[arg(long)]
+    pub budget_usd: Option<f64>,
+    /// Full support below this flags a claim.
+    #[arg(long)]
+    pub support_threshold: Option<f64>,
+    /// A contradiction at or above this flags a claim.
+    #[arg(long)]
+    pub contradict_threshold: Option<f64>,
+    /// The judge plugin to ask.
+    #[arg(long)]
+    pub judge: Option<String>,
+    /// Print the result as JSON (default: one line per claim).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn read_text(path: &str) -> Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    if path == "-" {
+        std::io::stdin().read_to_string(&mut text)?;
+    } else {
+        text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+    }
+    Ok(text)
+}
+
+pub async fn verify(app: &App, args: VerifyArgs) -> Result<()> {
+    let params = verify::VerifyParams {
+        records: match &args.records {
+            Some(path) => Some(read_json(
+                &(path != "-").then(|| PathBuf::from(path)),
+                "records must be a JSON list of {\"claim\", \"citations\": [{\"locator\", \"quote\"}]}; read",
+            )?),
+            None => None,
+        },
+        report: args.report.as_deref().map(read_text).transpose()?,
+        base_path: args.base_path,
+        budget_usd: args.budget_usd,
+        support_threshold: args.support_threshold,
+        contradict_threshold: args.contradict_threshold,
+        judge: args.judge,
+    };
+    let base = std::env::current_dir()?;
+    let out = verify::run(&app.runtime, &app.config, &params, Some(&base)).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    for c in out["results"].as_array().into_iter().flatten() {
+        let verdict = c["verdict"]
+            .as_str()
+            .unwrap_or(if c["kind"] == "recommendation" {
+                "recommendation"
+            } else {
+                "unverified"
+            });
+        let flags: Vec<&str> = c["flags"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.as_str())
+            .collect();
+        println!(
+            "{verdict:<18} {}{}",
+            c["claim"].as_str().unwrap_or(""),
+            if flags.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", flags.join(", "))
+            }
+        );
+    }
+    println!(
+        "counts {}; relay blocked: {}",
+        out["counts"], out["unqualified_factual_relay_blocked"]
+    );
     Ok(())
 }

@@ -21,6 +21,10 @@ const BUILTINS: &[(&str, &[u8])] = &[
         include_bytes!(env!("SILT_WASM_SILT_ASK")),
     ),
     (
+        include_str!("../../builtin/verify.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_VERIFY")),
+    ),
+    (
         include_str!("../../builtin/ledger.toml"),
         include_bytes!(env!("SILT_WASM_SILT_LEDGER")),
     ),

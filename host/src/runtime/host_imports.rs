@@ -146,6 +146,29 @@ impl crate::bindings::ledger_engine::silt::judge::relate::Host for PluginState {
     }
 }
 
+impl crate::bindings::ask_engine::silt::sieve::types::Host for PluginState {}
+
+impl crate::bindings::verify_engine::silt::host::sources::Host for PluginState {
+    async fn fetch(
+        &mut self,
+        locator: String,
+    ) -> wasmtime::Result<Result<crate::bindings::verify_engine::silt::host::sources::Source, String>>
+    {
+        let Some(fetcher) = self.sources.clone() else {
+            return Ok(Err(format!(
+                "engine '{}' has no sources granted for this call",
+                self.plugin
+            )));
+        };
+        Ok(fetcher.fetch(&locator).await.map(|s| {
+            crate::bindings::verify_engine::silt::host::sources::Source {
+                text: s.text,
+                version: s.version,
+            }
+        }))
+    }
+}
+
 impl crate::bindings::ask_engine::silt::host::files::Host for PluginState {
     async fn walk(
         &mut self,

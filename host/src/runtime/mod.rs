@@ -26,6 +26,7 @@ use crate::bindings::ask_engine::{AskEngine, AskEnginePre};
 use crate::bindings::judge::JudgePluginPre;
 use crate::bindings::ledger_engine::{LedgerEngine, LedgerEnginePre};
 use crate::bindings::lesson_judge::LessonJudgePluginPre;
+use crate::bindings::verify_engine::{VerifyEngine, VerifyEnginePre};
 use crate::plugins::manifest::{MAX_MEMORY_MIB, Manifest, PluginKind};
 use crate::plugins::registry::{Registry, UnknownPlugin};
 use cache::{CacheOutcome, CompileCache};
@@ -157,6 +158,8 @@ pub struct Runtime {
     pub grep_cache_root: Option<std::path::PathBuf>,
     judges: Mutex<HashMap<String, Arc<OnceCell<Arc<LoadedJudge>>>>>,
     ask: OnceCell<(Arc<Manifest>, AskEnginePre<PluginState>)>,
+    verify_linker: Linker<PluginState>,
+    verify: OnceCell<(Arc<Manifest>, VerifyEnginePre<PluginState>)>,
     ledger: OnceCell<(Arc<Manifest>, LedgerEnginePre<PluginState>)>,
     loads: Mutex<Vec<LoadReport>>,
 }
@@ -166,26 +169,36 @@ pub struct Runtime {
 /// engine's error mapped to a [`CallError`].
 macro_rules! ask_engine_call {
     ($rt:expr, $judge:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
-        ask_engine_call!(
+        let answers = $rt.answers.clone();
+        engine_call!(
             $rt,
+            ask_engine,
+            crate::bindings::ask_engine::silt::sieve::types::AskError,
             $judge,
-            None,
-            $rt.answers.clone(),
+            |state| state.answers = answers,
             $size,
             |$engine, $store| $body
         )
     }};
-    ($rt:expr, $judge:expr, $repo:expr, $answers:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
-        use crate::bindings::ask_engine::exports::silt::sieve::ask::AskError;
+}
+
+/// One call into a fresh instance of the engine `$engine_fn` returns,
+/// bound to judge `$judge`, its state prepared by `$setup`; usage patched
+/// with what the host saw of the judge (requests made, cache hits).
+macro_rules! engine_call {
+    ($rt:expr, $engine_fn:ident, $($error:ident)::+, $judge:expr, |$state:ident| $setup:expr,
+     $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
         let judge = $rt.judge($judge).await?;
-        let (manifest, pre) = $rt.ask_engine().await?;
+        let (manifest, pre) = $rt.$engine_fn().await?;
         let sandbox = Sandbox {
             engine: &$rt.engine,
             manifest,
         };
         let mut store = sandbox.store(Some(judge))?;
-        store.data_mut().answers = $answers;
-        store.data_mut().repo = $repo;
+        {
+            let $state = store.data_mut();
+            $setup;
+        }
         let outcome = tokio::time::timeout(sandbox.wall(), async {
             let $engine = pre.instantiate_async(&mut store).await?;
             let $store = &mut store;
@@ -205,8 +218,8 @@ macro_rules! ask_engine_call {
                 result.usage.cache_hits = store.data().cache_hits;
                 Ok(result)
             }
-            Err(AskError::InvalidRequest(m)) => Err(CallError::InvalidRequest(m)),
-            Err(AskError::JudgeFailed(m)) => Err(CallError::JudgeFailed(m)),
+            Err($($error)::+::InvalidRequest(m)) => Err(CallError::InvalidRequest(m)),
+            Err($($error)::+::JudgeFailed(m)) => Err(CallError::JudgeFailed(m)),
         }
     }};
 }
@@ -247,6 +260,14 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_async(&mut engine_linker)?;
         AskEngine::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut engine_linker, |s| s)?;
 
+        // only the verify engine gets `sources`
+        let mut verify_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut verify_linker)?;
+        VerifyEngine::add_to_linker::<PluginState, HasSelf<PluginState>>(
+            &mut verify_linker,
+            |s| s,
+        )?;
+
         let mut ledger_linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut ledger_linker)?;
         LedgerEngine::add_to_linker::<PluginState, HasSelf<PluginState>>(
@@ -268,6 +289,8 @@ impl Runtime {
             answers,
             judges: Mutex::new(HashMap::new()),
             ask: OnceCell::new(),
+            verify_linker,
+            verify: OnceCell::new(),
             ledger: OnceCell::new(),
             loads: Mutex::new(Vec::new()),
         }))
@@ -349,6 +372,24 @@ impl Runtime {
                     .and_then(AskEnginePre::new)
                     .map_err(anyhow::Error::from)
                     .context("linking the ask engine")?;
+                Ok::<_, CallError>((manifest, pre))
+            })
+            .await
+    }
+
+    /// The verify engine, linked once.
+    async fn verify_engine(
+        &self,
+    ) -> Result<&(Arc<Manifest>, VerifyEnginePre<PluginState>), CallError> {
+        self.verify
+            .get_or_try_init(|| async {
+                let (manifest, component) = self.component("verify")?;
+                let pre = self
+                    .verify_linker
+                    .instantiate_pre(&component)
+                    .and_then(VerifyEnginePre::new)
+                    .map_err(anyhow::Error::from)
+                    .context("linking the verify engine")?;
                 Ok::<_, CallError>((manifest, pre))
             })
             .await
@@ -451,9 +492,51 @@ impl Runtime {
             }
             _ => None,
         };
-        ask_engine_call!(self, judge_name, repo, answers, size, |engine, store| {
-            engine.silt_sieve_grep().call_grep(store, request).await
-        })
+        engine_call!(
+            self,
+            ask_engine,
+            crate::bindings::ask_engine::silt::sieve::types::AskError,
+            judge_name,
+            |state| {
+                state.answers = answers;
+                state.repo = repo;
+            },
+            size,
+            |engine, store| engine.silt_sieve_grep().call_grep(store, request).await
+        )
+    }
+
+    /// Runs `sieve_verify` with judge `judge_name`, fetching through `sources`.
+    pub async fn verify(
+        &self,
+        judge_name: &str,
+        sources: crate::fetch::SourceFetcher,
+        request: &crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyRequest,
+    ) -> Result<crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyResult, CallError>
+    {
+        use crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyResult;
+        let size = |r: &VerifyResult| {
+            r.results
+                .iter()
+                .map(|c| {
+                    c.claim.len() + c.passages.iter().map(|p| p.text.len() + 64).sum::<usize>()
+                })
+                .sum()
+        };
+        let answers = self.answers.clone();
+        let sources = Some(Arc::new(sources));
+        engine_call!(
+            self,
+            verify_engine,
+            crate::bindings::ask_engine::silt::sieve::types::AskError,
+            judge_name,
+            |state| {
+                state.answers = answers;
+                state.sources = sources;
+            },
+            size,
+            |engine, store| engine.silt_sieve_verify().call_verify(store, request).await
+        )
     }
 
     /// Instantiates judge `name` in a fresh store without calling it; for
@@ -468,7 +551,8 @@ impl Runtime {
 
 /// Roughly how many bytes an ask result occupies.
 fn ask_result_size(r: &crate::bindings::ask_engine::exports::silt::sieve::ask::AskResult) -> usize {
-    use crate::bindings::ask_engine::exports::silt::sieve::ask::{LabelledProbability, Results};
+    use crate::bindings::ask_engine::exports::silt::sieve::ask::Results;
+    use crate::bindings::ask_engine::silt::sieve::types::LabelledProbability;
     let dist = |d: &[LabelledProbability]| d.iter().map(|p| p.label.len() + 8).sum::<usize>();
     match &r.results {
         Results::Judge(rows) => rows.iter().map(|x| x.id.len() + 8).sum(),

@@ -74,6 +74,8 @@ pub struct PluginState {
     pub cache_hits: u32,
     /// The repository a grep call may walk and read, once walked.
     pub repo: Option<RepoGrant>,
+    /// Where a verify call's `sources` import fetches from.
+    pub sources: Option<Arc<crate::fetch::SourceFetcher>>,
 }
 
 /// A folder an engine may walk and read for this call only.
@@ -145,6 +147,7 @@ impl PluginState {
             judge_calls: 0,
             cache_hits: 0,
             repo: None,
+            sources: None,
         })
     }
 

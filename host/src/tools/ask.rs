@@ -5,9 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::bindings::ask_engine::exports::silt::sieve::ask::{
-    AskRequest, AskResult, AskUsage, LabelledProbability, Results,
-};
+use crate::bindings::ask_engine::exports::silt::sieve::ask::{AskRequest, AskResult, Results};
+use crate::bindings::ask_engine::silt::sieve::types::{AskUsage, LabelledProbability};
 use crate::bindings::types::{AnswerSpace, ChoiceOption, Item, Question, YesNo};
 use crate::config::Config;
 use crate::runtime::{CallError, Runtime};

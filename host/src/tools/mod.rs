@@ -8,3 +8,4 @@ pub mod rank;
 pub mod route;
 pub mod sediment;
 pub mod sediment_tools;
+pub mod verify;

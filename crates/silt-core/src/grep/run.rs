@@ -4,6 +4,7 @@
 //! walk and reads, in the component).
 
 use crate::ask::{self, AskError, AskRequest, AskRows, AskUsage, round4};
+use crate::budget::Budget;
 use crate::rank::{NOT_RELEVANT, QUESTION, RELEVANT};
 use crate::types::{AnswerSpace, Item, Judge, Question};
 
@@ -64,14 +65,14 @@ fn judge_units(
     question: &str,
     items: Vec<Item>,
     max_batch: usize,
-    budget_usd: f64,
+    budget: &mut Budget,
     usage: &mut AskUsage,
 ) -> Result<Vec<Option<f64>>, AskError> {
     let n = items.len();
     if n == 0 {
         return Ok(vec![]);
     }
-    let out = ask::run_batched(
+    let out = ask::run_budgeted(
         judge,
         &AskRequest {
             question: Question {
@@ -84,11 +85,12 @@ fn judge_units(
             items,
             // units are already cut to their caps
             max_chars: (FUNCTION_UNIT_CHARS * 2) as u32,
-            budget_usd,
+            budget_usd: budget.limit_usd(),
             top_k: None,
             threshold: 0.0,
         },
         max_batch,
+        budget,
     )?;
     usage.add(&out.usage);
     let mut probabilities = vec![None; n];
@@ -168,12 +170,14 @@ pub fn run(
         files.push((path, units::lines(&text).len().max(1)));
     }
     let mut usage = AskUsage::default();
+    let cost = judge.info().cost_per_million_input_tokens;
+    let mut budget = Budget::new(req.budget_usd, cost);
     let file_p = judge_units(
         judge,
         &req.question,
         items,
         ask::MAX_BATCH,
-        req.budget_usd,
+        &mut budget,
         &mut usage,
     )?;
     let mut units_scored = file_p.iter().flatten().count() as u32;
@@ -217,13 +221,12 @@ pub fn run(
             spans.push((hit.path.clone(), start, end));
         }
     }
-    let left = (req.budget_usd - usage.cost_usd).max(0.0);
     let span_p = judge_units(
         judge,
         &req.question,
         items,
         FUNCTION_BATCH,
-        left,
+        &mut budget,
         &mut usage,
     )?;
     units_scored += span_p.iter().flatten().count() as u32;

@@ -1,0 +1,844 @@
+//! The verify pipeline: fetch every cited source once, pick passages for
+//! each factual claim, ask the judge how each passage bears on the claim,
+//! and reduce the answers to a verdict, flags and counts.
+
+use std::collections::HashMap;
+
+use crate::ask::{self, AskError, AskRequest, AskRows, AskUsage, round4};
+use crate::budget::Budget;
+use crate::types::{AnswerSpace, ChoiceOption, Item, Judge, Question};
+
+use super::evidence::{self, Via, Window};
+use super::quote::find_quote;
+use super::{ClaimKind, Record, report};
+
+/// The four ways a passage can bear on a claim, in the order they are offered.
+pub const SUPPORTS_FULLY: &str = "supports_fully";
+pub const PARTIALLY_SUPPORTS: &str = "partially_supports";
+pub const CONTRADICTS: &str = "contradicts";
+pub const DOES_NOT_ADDRESS: &str = "does_not_address";
+pub const VERDICTS: [&str; 4] = [
+    SUPPORTS_FULLY,
+    PARTIALLY_SUPPORTS,
+    CONTRADICTS,
+    DOES_NOT_ADDRESS,
+];
+/// Verdicts from least to most assertive: a tie resolves to the first.
+const TIE_ORDER: [&str; 4] = [
+    DOES_NOT_ADDRESS,
+    PARTIALLY_SUPPORTS,
+    CONTRADICTS,
+    SUPPORTS_FULLY,
+];
+/// The count key for a factual claim no passage could be judged for.
+pub const UNVERIFIED: &str = "unverified";
+
+/// Fitted by the reference's own evaluation (its shipped 0.6 was never refitted).
+pub const DEFAULT_SUPPORT_THRESHOLD: f64 = 0.80;
+pub const DEFAULT_CONTRADICT_THRESHOLD: f64 = 0.50;
+/// The most claims one call checks (records, premises and report claims).
+pub const MAX_CLAIMS: usize = 500;
+/// The most characters of a Markdown report.
+pub const MAX_REPORT_CHARS: usize = 1_000_000;
+
+/// What verify needs from the host.
+pub trait Sources {
+    /// A locator's text, fetched and converted by the host.
+    fn fetch(&mut self, locator: &str) -> Result<Source, String>;
+}
+
+/// A fetched source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// As text (HTML and PDF already converted).
+    pub text: String,
+    /// sha256 of the raw bytes, hex.
+    pub version: String,
+}
+
+/// Claims as records or as a report to extract them from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    Records(Vec<Record>),
+    Report(String),
+}
+
+/// One verify call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifyRequest {
+    pub input: Input,
+    pub budget_usd: f64,
+    pub support_threshold: f64,
+    pub contradict_threshold: f64,
+}
+
+/// One passage the judge read, with its answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Passage {
+    pub locator: String,
+    /// Character offsets into the source text (end exclusive).
+    pub start: u32,
+    pub end: u32,
+    /// `quote` or `overlap`.
+    pub via: &'static str,
+    pub text: String,
+    /// The four verdicts' probabilities, in [`VERDICTS`] order; empty when
+    /// the budget ran out before this passage was judged.
+    pub probabilities: Vec<(String, f64)>,
+}
+
+/// A citation as it fared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CitationCheck {
+    pub locator: String,
+    pub quote: Option<String>,
+    /// None when there was no quote or the source could not be fetched.
+    pub quote_found: Option<bool>,
+    /// Character offsets of the quote in the source, when found.
+    pub quote_start: Option<u32>,
+    pub quote_end: Option<u32>,
+    pub fetched: bool,
+}
+
+/// One checked claim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimResult {
+    /// The record it comes from (report claims are numbered in order).
+    pub record: u32,
+    /// For a premise: the recommendation's position in `results`.
+    pub premise_of: Option<u32>,
+    pub claim: String,
+    pub claim_context: Option<String>,
+    pub kind: ClaimKind,
+    pub extraction_uncertain: bool,
+    pub citations: Vec<CitationCheck>,
+    pub passages: Vec<Passage>,
+    /// The passage with the strongest full support (index into `passages`).
+    pub best_passage: Option<u32>,
+    /// The best passage's top verdict; None for a recommendation or when no
+    /// passage was judged.
+    pub verdict: Option<&'static str>,
+    /// The best passage's `supports_fully` probability.
+    pub support: Option<f64>,
+    /// The largest `contradicts` probability over all passages.
+    pub max_contradicts: Option<f64>,
+    pub flags: Vec<&'static str>,
+}
+
+/// A source as fetched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceCheck {
+    pub locator: String,
+    pub version: Option<String>,
+    pub chars: u32,
+    pub error: Option<String>,
+}
+
+/// The result of a verify call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifyOutcome {
+    pub results: Vec<ClaimResult>,
+    /// Factual claims by top verdict (and [`UNVERIFIED`]), every key present.
+    pub counts: Vec<(&'static str, u32)>,
+    /// Positions in `results` of claims with any flag.
+    pub flagged: Vec<u32>,
+    /// A factual claim has no fetchable source, or a passage contradicts
+    /// one at or above the contradict threshold.
+    pub unqualified_factual_relay_blocked: bool,
+    pub sources: Vec<SourceCheck>,
+    pub usage: AskUsage,
+}
+
+fn invalid(msg: impl Into<String>) -> AskError {
+    AskError::InvalidRequest(msg.into())
+}
+
+fn validate(req: &VerifyRequest) -> Result<(), AskError> {
+    for (name, v) in [
+        ("support_threshold", req.support_threshold),
+        ("contradict_threshold", req.contradict_threshold),
+    ] {
+        if !(0.0..=1.0).contains(&v) {
+            return Err(invalid(format!(
+                "{name} is {v}, it must be between 0 and 1"
+            )));
+        }
+    }
+    if !req.budget_usd.is_finite() || req.budget_usd < 0.0 {
+        return Err(invalid(format!(
+            "budget_usd is {}, it must be a number >= 0",
+            req.budget_usd
+        )));
+    }
+    match &req.input {
+        Input::Report(r) if r.chars().count() > MAX_REPORT_CHARS => Err(invalid(format!(
+            "the report has more than {MAX_REPORT_CHARS} characters; split it"
+        ))),
+        Input::Report(_) => Ok(()),
+        Input::Records(records) => {
+            if records.is_empty() {
+                return Err(invalid("records is empty; give at least one claim"));
+            }
+            for (i, r) in records.iter().enumerate() {
+                if r.claim.trim().is_empty() {
+                    return Err(invalid(format!("records[{i}].claim is empty")));
+                }
+                if r.premises.iter().any(|p| p.trim().is_empty()) {
+                    return Err(invalid(format!("records[{i}] has an empty premise")));
+                }
+                if let Some(j) = r.citations.iter().position(|c| c.locator.trim().is_empty()) {
+                    return Err(invalid(format!(
+                        "records[{i}].citations[{j}].locator is empty; give a URL or a file path"
+                    )));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The closed question a passage is asked for one claim. The claim is
+/// written into the full-support option, not the question, so a judge that
+/// weighs what tells the options apart reads it there.
+pub fn question_for(claim: &str, context: Option<&str>) -> Question {
+    let mut text = String::from(
+        "How does the passage bear on the claim quoted in the supports_fully option? \
+         Judge only what the passage itself states.",
+    );
+    if let Some(c) = context.filter(|c| !c.is_empty()) {
+        text.push_str(&format!(" The claim appears under: {c}."));
+    }
+    let option = |label: &str, criterion: String| ChoiceOption {
+        label: label.into(),
+        criterion,
+    };
+    Question {
+        text,
+        space: AnswerSpace::Choose(vec![
+            option(
+                SUPPORTS_FULLY,
+                format!("The passage states everything this claim says: {claim}"),
+            ),
+            option(
+                PARTIALLY_SUPPORTS,
+                "The passage states part of it, or states it with a narrower scope, \
+                 less certainty or other figures"
+                    .into(),
+            ),
+            option(
+                CONTRADICTS,
+                "The passage states something incompatible with it: the opposite, \
+                 a different figure or a different outcome"
+                    .into(),
+            ),
+            option(
+                DOES_NOT_ADDRESS,
+                "The passage is about something else and says nothing on whether it holds".into(),
+            ),
+        ]),
+    }
+}
+
+/// A claim to check, flattened: facts, recommendations and their premises.
+struct Claim {
+    record: u32,
+    premise_of: Option<u32>,
+    claim: String,
+    context: Option<String>,
+    kind: ClaimKind,
+    uncertain: bool,
+    citations: Vec<super::Citation>,
+}
+
+fn flatten(records: Vec<Record>) -> Vec<Claim> {
+    let mut out = Vec::new();
+    for (i, r) in records.into_iter().enumerate() {
+        let at = out.len() as u32;
+        out.push(Claim {
+            record: i as u32,
+            premise_of: None,
+            claim: r.claim,
+            context: r.claim_context.clone(),
+            kind: r.kind,
+            uncertain: r.extraction_uncertain,
+            citations: r.citations.clone(),
+        });
+        if r.kind == ClaimKind::Recommendation {
+            for p in r.premises {
+                out.push(Claim {
+                    record: i as u32,
+                    premise_of: Some(at),
+                    claim: p,
+                    context: r.claim_context.clone(),
+                    kind: ClaimKind::Fact,
+                    uncertain: r.extraction_uncertain,
+                    citations: r.citations.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn char_offset(text: &str, byte: usize) -> u32 {
+    text[..byte].chars().count() as u32
+}
+
+/// Runs a verify call.
+pub fn run(
+    judge: &mut dyn Judge,
+    sources: &mut dyn Sources,
+    req: &VerifyRequest,
+) -> Result<VerifyOutcome, AskError> {
+    validate(req)?;
+    let records = match &req.input {
+        Input::Records(r) => r.clone(),
+        Input::Report(markdown) => {
+            let r = report::extract(markdown);
+            if r.is_empty() {
+                return Err(invalid(
+                    "the report has no sentences, list items or table rows to check",
+                ));
+            }
+            r
+        }
+    };
+    let claims = flatten(records);
+    if claims.len() > MAX_CLAIMS {
+        return Err(invalid(format!(
+            "{} claims (with premises) is more than the {MAX_CLAIMS} one call checks; split them",
+            claims.len()
+        )));
+    }
+
+    // every cited source once, in first-cited order
+    let mut fetched: HashMap<String, Result<Source, String>> = HashMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for c in claims.iter().filter(|c| c.kind == ClaimKind::Fact) {
+        for cite in &c.citations {
+            if !fetched.contains_key(&cite.locator) {
+                fetched.insert(cite.locator.clone(), sources.fetch(&cite.locator));
+                order.push(cite.locator.clone());
+            }
+        }
+    }
+
+    let mut usage = AskUsage::default();
+    let cost = judge.info().cost_per_million_input_tokens;
+    let mut budget = Budget::new(req.budget_usd, cost);
+    let mut results = Vec::with_capacity(claims.len());
+    for c in &claims {
+        let mut row = ClaimResult {
+            record: c.record,
+            premise_of: c.premise_of,
+            claim: c.claim.clone(),
+            claim_context: c.context.clone(),
+            kind: c.kind,
+            extraction_uncertain: c.uncertain,
+            citations: Vec::new(),
+            passages: Vec::new(),
+            best_passage: None,
+            verdict: None,
+            support: None,
+            max_contradicts: None,
+            flags: Vec::new(),
+        };
+        if c.kind == ClaimKind::Recommendation {
+            results.push(row);
+            continue;
+        }
+        let mut windows: Vec<(String, &str, Window)> = Vec::new();
+        for cite in &c.citations {
+            let mut check = CitationCheck {
+                locator: cite.locator.clone(),
+                quote: cite.quote.clone(),
+                quote_found: None,
+                quote_start: None,
+                quote_end: None,
+                fetched: false,
+            };
+            if let Some(Ok(src)) = fetched.get(&cite.locator) {
+                check.fetched = true;
+                let paras = evidence::paragraphs(&src.text);
+                let found = cite
+                    .quote
+                    .as_deref()
+                    .filter(|q| !q.trim().is_empty())
+                    .map(|q| find_quote(&src.text, q));
+                let mut picked = match found {
+                    Some(Some(m)) => {
+                        check.quote_found = Some(true);
+                        check.quote_start = Some(char_offset(&src.text, m.start));
+                        check.quote_end = Some(char_offset(&src.text, m.end));
+                        vec![evidence::quote_window(&src.text, &paras, m)]
+                    }
+                    Some(None) => {
+                        check.quote_found = Some(false);
+                        evidence::overlap_windows(&src.text, &paras, &c.claim)
+                    }
+                    None => evidence::overlap_windows(&src.text, &paras, &c.claim),
+                };
+                picked.retain(|w| w.end > w.start);
+                windows.extend(
+                    picked
+                        .into_iter()
+                        .map(|w| (cite.locator.clone(), src.text.as_str(), w)),
+                );
+            }
+            row.citations.push(check);
+        }
+        // the same stretch cited twice is read once
+        let mut seen = std::collections::HashSet::new();
+        windows.retain(|(locator, _, w)| seen.insert((locator.clone(), w.start, w.end)));
+
+        if c.citations.is_empty() {
+            row.flags.push("no_citations");
+        }
+        if row.citations.iter().any(|k| !k.fetched) {
+            row.flags.push("fetch_failed");
+        }
+        if row.citations.iter().any(|k| k.quote_found == Some(false)) {
+            row.flags.push("quote_not_found");
+        }
+        row.passages = windows
+            .iter()
+            .map(|(locator, text, w)| Passage {
+                locator: locator.clone(),
+                start: char_offset(text, w.start),
+                end: char_offset(text, w.end),
+                via: match w.via {
+                    Via::Quote => "quote",
+                    Via::Overlap => "overlap",
+                },
+                text: text[w.start..w.end].to_string(),
+                probabilities: Vec::new(),
+            })
+            .collect();
+        if row.passages.is_empty() {
+            row.flags.push("no_evidence");
+            results.push(row);
+            continue;
+        }
+
+        let request = AskRequest {
+            question: question_for(&c.claim, c.context.as_deref()),
+            items: row
+                .passages
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Item {
+                    id: i.to_string(),
+                    text: p.text.clone(),
+                })
+                .collect(),
+            max_chars: ask::DEFAULT_MAX_CHARS,
+            budget_usd: req.budget_usd,
+            top_k: None,
+            threshold: 0.0,
+        };
+        let out = ask::run_budgeted(judge, &request, ask::MAX_BATCH, &mut budget)?;
+        usage.add(&out.usage);
+        let AskRows::Choose(rows) = out.rows else {
+            return Err(AskError::JudgeFailed(
+                "verify asked a choice and got another kind of answer".into(),
+            ));
+        };
+        if rows.len() < row.passages.len() {
+            row.flags.push("budget_exhausted");
+        }
+        for r in rows {
+            let i: usize = r.id.parse().expect("ids are the passages' positions");
+            row.passages[i].probabilities = r.probabilities;
+        }
+        reduce(&mut row, req);
+        results.push(row);
+    }
+
+    let mut counts: Vec<(&'static str, u32)> = VERDICTS
+        .iter()
+        .chain(std::iter::once(&UNVERIFIED))
+        .map(|v| (*v, 0))
+        .collect();
+    let mut blocked = false;
+    for r in results.iter().filter(|r| r.kind == ClaimKind::Fact) {
+        let key = r.verdict.unwrap_or(UNVERIFIED);
+        if let Some(c) = counts.iter_mut().find(|(k, _)| *k == key) {
+            c.1 += 1;
+        }
+        let fetchable = r.citations.iter().any(|k| k.fetched);
+        if !fetchable || r.flags.contains(&"contradiction_above_threshold") {
+            blocked = true;
+        }
+    }
+    let flagged = results
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.flags.is_empty())
+        .map(|(i, _)| i as u32)
+        .collect();
+    let sources = order
+        .into_iter()
+        .map(|locator| {
+            let got = fetched
+                .remove(&locator)
+                .expect("every ordered locator was fetched");
+            match got {
+                Ok(s) => SourceCheck {
+                    chars: s.text.chars().count() as u32,
+                    version: Some(s.version),
+                    error: None,
+                    locator,
+                },
+                Err(e) => SourceCheck {
+                    locator,
+                    version: None,
+                    chars: 0,
+                    error: Some(e),
+                },
+            }
+        })
+        .collect();
+    Ok(VerifyOutcome {
+        results,
+        counts,
+        flagged,
+        unqualified_factual_relay_blocked: blocked,
+        sources,
+        usage,
+    })
+}
+
+fn probability(p: &[(String, f64)], label: &str) -> f64 {
+    p.iter().find(|(l, _)| l == label).map_or(0.0, |(_, v)| *v)
+}
+
+/// The verdict from the judged passages: the passage with the strongest
+/// full support decides; the strongest contradiction is kept apart, since
+/// one contradicting source matters even when another supports.
+fn reduce(row: &mut ClaimResult, req: &VerifyRequest) {
+    let judged: Vec<(usize, &Vec<(String, f64)>)> = row
+        .passages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.probabilities.is_empty())
+        .map(|(i, p)| (i, &p.probabilities))
+        .collect();
+    let Some(&(best, best_p)) = judged.iter().max_by(|a, b| {
+        // ties go to the earlier passage
+        probability(a.1, SUPPORTS_FULLY)
+            .total_cmp(&probability(b.1, SUPPORTS_FULLY))
+            .then(b.0.cmp(&a.0))
+    }) else {
+        if !row.flags.contains(&"no_evidence") {
+            row.flags.push("no_evidence");
+        }
+        return;
+    };
+    // the top verdict; a tie goes to the least assertive reading
+    let verdict = TIE_ORDER.iter().copied().fold(TIE_ORDER[0], |top, v| {
+        if probability(best_p, v) > probability(best_p, top) {
+            v
+        } else {
+            top
+        }
+    });
+    let support = probability(best_p, SUPPORTS_FULLY);
+    let max_contradicts = judged
+        .iter()
+        .map(|(_, p)| probability(p, CONTRADICTS))
+        .fold(0.0, f64::max);
+    row.best_passage = Some(best as u32);
+    row.verdict = Some(verdict);
+    row.support = Some(round4(support));
+    row.max_contradicts = Some(round4(max_contradicts));
+    if support < req.support_threshold {
+        row.flags.push("support_below_threshold");
+    }
+    if max_contradicts >= req.contradict_threshold {
+        row.flags.push("contradiction_above_threshold");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Answer, JudgeError, JudgeInfo, Response, Usage};
+    use crate::verify::Citation;
+
+    /// Reads the claim back out of the supports_fully option and answers
+    /// by whether the passage contains it, says "not", or neither.
+    struct Scripted {
+        calls: usize,
+        cost: f64,
+    }
+
+    impl Judge for Scripted {
+        fn info(&mut self) -> JudgeInfo {
+            JudgeInfo {
+                name: "scripted".into(),
+                version: "1".into(),
+                deterministic: true,
+                cost_per_million_input_tokens: self.cost,
+                preferred_batch_size: 40,
+            }
+        }
+
+        fn ask(&mut self, q: &Question, items: &[Item]) -> Result<Response, JudgeError> {
+            self.calls += 1;
+            let AnswerSpace::Choose(options) = &q.space else {
+                panic!("verify asks a choice")
+            };
+            let claim = options[0]
+                .criterion
+                .rsplit(": ")
+                .next()
+                .unwrap()
+                .to_lowercase();
+            let answers = items
+                .iter()
+                .map(|i| {
+                    let t = i.text.to_lowercase();
+                    let p = if t.contains(&claim) {
+                        vec![0.9, 0.05, 0.03, 0.02]
+                    } else if t.contains("not") {
+                        vec![0.05, 0.05, 0.85, 0.05]
+                    } else {
+                        vec![0.1, 0.2, 0.1, 0.6]
+                    };
+                    Answer::Distribution {
+                        probabilities: p,
+                        pick: None,
+                    }
+                })
+                .collect();
+            let chars: usize = items.iter().map(|i| i.text.len()).sum();
+            Ok(Response {
+                answers,
+                usage: Usage {
+                    units: items.len() as u32,
+                    input_tokens: (chars / 4) as u64,
+                    output_tokens: 0,
+                    // a judge that charges more than it said: 0.04 USD a call
+                    cost_usd: if self.cost > 0.0 { 0.04 } else { 0.0 },
+                },
+            })
+        }
+    }
+
+    struct Files(Vec<(&'static str, &'static str)>, usize);
+
+    impl Sources for Files {
+        fn fetch(&mut self, locator: &str) -> Result<Source, String> {
+            self.1 += 1;
+            self.0
+                .iter()
+                .find(|(l, _)| *l == locator)
+                .map(|(_, t)| Source {
+                    text: t.to_string(),
+                    version: format!("v-{locator}"),
+                })
+                .ok_or_else(|| format!("{locator}: not found"))
+        }
+    }
+
+    fn fact(claim: &str, cites: &[(&str, Option<&str>)]) -> Record {
+        Record {
+            claim: claim.into(),
+            claim_context: None,
+            kind: ClaimKind::Fact,
+            premises: vec![],
+            citations: cites
+                .iter()
+                .map(|(l, q)| Citation {
+                    locator: l.to_string(),
+                    quote: q.map(str::to_string),
+                })
+                .collect(),
+            extraction_uncertain: false,
+        }
+    }
+
+    fn request(records: Vec<Record>) -> VerifyRequest {
+        VerifyRequest {
+            input: Input::Records(records),
+            budget_usd: 0.5,
+            support_threshold: DEFAULT_SUPPORT_THRESHOLD,
+            contradict_threshold: DEFAULT_CONTRADICT_THRESHOLD,
+        }
+    }
+
+    const PAGE: &str = "Intro paragraph.\n\nThe ledger holds 2000 entries.\n\n\
+                        Sleep does not merge XML lessons.\n\nClosing words.";
+
+    #[test]
+    fn verdicts_flags_counts_and_the_relay_block() {
+        let mut judge = Scripted {
+            calls: 0,
+            cost: 0.0,
+        };
+        let mut files = Files(vec![("page.md", PAGE)], 0);
+        let req = request(vec![
+            fact(
+                "the ledger holds 2000 entries",
+                &[("page.md", Some("holds 2000 entries."))],
+            ),
+            fact(
+                "sleep merges xml lessons",
+                &[("page.md", Some("not in the page"))],
+            ),
+            fact("an uncited claim", &[]),
+            fact("a claim on a missing page", &[("gone.md", None)]),
+        ]);
+        let out = run(&mut judge, &mut files, &req).unwrap();
+        assert_eq!(files.1, 2, "each locator is fetched once");
+        let r = &out.results;
+        assert_eq!(r[0].verdict, Some(SUPPORTS_FULLY));
+        assert_eq!(r[0].citations[0].quote_found, Some(true));
+        assert_eq!(r[0].passages[0].via, "quote");
+        assert!(r[0].passages[0].text.contains("Intro paragraph."));
+        assert!(r[0].flags.is_empty(), "{:?}", r[0].flags);
+
+        assert_eq!(r[1].citations[0].quote_found, Some(false));
+        assert_eq!(r[1].verdict, Some(CONTRADICTS));
+        assert_eq!(
+            r[1].flags,
+            [
+                "quote_not_found",
+                "support_below_threshold",
+                "contradiction_above_threshold"
+            ]
+        );
+        assert_eq!(r[2].flags, ["no_citations", "no_evidence"]);
+        assert_eq!(r[3].flags, ["fetch_failed", "no_evidence"]);
+        assert_eq!(r[3].verdict, None);
+        assert_eq!(out.flagged, [1, 2, 3]);
+        assert!(out.unqualified_factual_relay_blocked);
+        let count = |k: &str| out.counts.iter().find(|c| c.0 == k).unwrap().1;
+        assert_eq!(
+            (count(SUPPORTS_FULLY), count(CONTRADICTS), count(UNVERIFIED)),
+            (1, 1, 2)
+        );
+        assert_eq!(out.sources.len(), 2);
+        assert_eq!(out.sources[0].version.as_deref(), Some("v-page.md"));
+        assert!(
+            out.sources[1]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("not found")
+        );
+        assert_eq!(out.usage.requests, 2);
+    }
+
+    #[test]
+    fn a_supported_claim_alone_does_not_block_relay() {
+        let mut judge = Scripted {
+            calls: 0,
+            cost: 0.0,
+        };
+        let mut files = Files(vec![("page.md", PAGE)], 0);
+        let out = run(
+            &mut judge,
+            &mut files,
+            &request(vec![fact(
+                "the ledger holds 2000 entries",
+                &[("page.md", None)],
+            )]),
+        )
+        .unwrap();
+        assert!(!out.unqualified_factual_relay_blocked);
+        assert_eq!(out.results[0].passages[0].via, "overlap");
+        assert_eq!(out.results[0].verdict, Some(SUPPORTS_FULLY));
+    }
+
+    #[test]
+    fn a_recommendation_gets_no_verdict_and_its_premises_are_facts() {
+        let mut judge = Scripted {
+            calls: 0,
+            cost: 0.0,
+        };
+        let mut files = Files(vec![("page.md", PAGE)], 0);
+        let mut rec = fact("use silt", &[("page.md", None)]);
+        rec.kind = ClaimKind::Recommendation;
+        rec.premises = vec!["the ledger holds 2000 entries".into()];
+        let out = run(&mut judge, &mut files, &request(vec![rec])).unwrap();
+        assert_eq!(out.results.len(), 2);
+        assert_eq!(out.results[0].verdict, None);
+        assert!(out.results[0].passages.is_empty());
+        assert_eq!(out.results[1].premise_of, Some(0));
+        assert_eq!(out.results[1].kind, ClaimKind::Fact);
+        assert_eq!(out.results[1].verdict, Some(SUPPORTS_FULLY));
+        assert_eq!(judge.calls, 1);
+    }
+
+    #[test]
+    fn the_budget_stops_judging_and_flags_what_was_left() {
+        let mut judge = Scripted {
+            calls: 0,
+            cost: 10.0,
+        };
+        let mut files = Files(vec![("page.md", PAGE)], 0);
+        let mut req = request(vec![
+            fact("the ledger holds 2000 entries", &[("page.md", None)]),
+            fact("sleep merges xml lessons", &[("page.md", None)]),
+        ]);
+        req.budget_usd = 0.041;
+        let out = run(&mut judge, &mut files, &req).unwrap();
+        assert_eq!(judge.calls, 1);
+        assert!(out.usage.budget_exhausted);
+        assert!(out.results[1].flags.contains(&"budget_exhausted"));
+        assert_eq!(out.results[1].verdict, None);
+    }
+
+    #[test]
+    fn a_report_is_extracted_and_checked() {
+        let mut judge = Scripted {
+            calls: 0,
+            cost: 0.0,
+        };
+        let mut files = Files(vec![("page.md", PAGE)], 0);
+        let req = VerifyRequest {
+            input: Input::Report(
+                "# Findings\n\n- The ledger holds 2000 entries (`page.md`).\n".into(),
+            ),
+            ..request(vec![])
+        };
+        let out = run(&mut judge, &mut files, &req).unwrap();
+        assert_eq!(out.results.len(), 1);
+        assert!(out.results[0].extraction_uncertain);
+        assert_eq!(out.results[0].claim_context.as_deref(), Some("Findings"));
+        assert_eq!(out.results[0].citations[0].locator, "page.md");
+    }
+
+    #[test]
+    fn bad_requests_are_refused_before_any_fetch() {
+        let mut judge = Scripted {
+            calls: 0,
+            cost: 0.0,
+        };
+        let mut files = Files(vec![], 0);
+        for (req, needle) in [
+            (request(vec![]), "records is empty"),
+            (request(vec![fact(" ", &[])]), "claim is empty"),
+            (request(vec![fact("x", &[("", None)])]), "locator is empty"),
+            (
+                VerifyRequest {
+                    support_threshold: 1.5,
+                    ..request(vec![fact("x", &[])])
+                },
+                "support_threshold",
+            ),
+            (
+                VerifyRequest {
+                    input: Input::Report("```\ncode only\n```\n".into()),
+                    ..request(vec![])
+                },
+                "no sentences",
+            ),
+        ] {
+            let err = run(&mut judge, &mut files, &req).unwrap_err();
+            assert!(err.to_string().contains(needle), "{err} lacks {needle}");
+        }
+        assert_eq!(files.1, 0);
+    }
+}

@@ -1,0 +1,374 @@
+//! `sieve_verify` end to end: `silt serve` over stdio and `silt verify` on
+//! the command line, against files under a base path, a loopback web
+//! server, and PDFs (text, scanned, encrypted, broken).
+
+use std::path::Path;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use silt_e2e::silt_binary;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+const NOTES: &str = "# Ledger notes\n\n\
+    The ledger keeps lessons as WHEN and PREFER pairs.\n\n\
+    Sleep merges duplicate lessons and turns contradictions into boundary rules.\n\n\
+    A budget caps the active set at 2000 entries, evicting the weakest first.\n";
+
+/// A folder with `base/notes.md` and, outside the base, `secret.txt`.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("base")).unwrap();
+    std::fs::write(dir.path().join("base/notes.md"), NOTES).unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "the secret").unwrap();
+    dir
+}
+
+async fn serve(home: &Path, env: &[(&str, &str)]) -> Client {
+    let mut cmd = tokio::process::Command::new(silt_binary());
+    cmd.arg("serve")
+        .current_dir(home.join("base"))
+        .env("SILT_CACHE_DIR", home.join("cache"))
+        .env("SILT_PLUGIN_PATH", home.join("plugins"))
+        .env("SILT_CONFIG", home.join("silt.toml"))
+        .env_remove("SILT_FETCH_ALLOW_HOSTS")
+        .env_remove("SILT_FETCH_ALLOW_PRIVATE");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    std::fs::write(home.join("silt.toml"), "judge = \"lexical\"\n").unwrap();
+    ().serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap()
+}
+
+async fn verify(client: &Client, args: Value) -> CallToolResult {
+    client
+        .call_tool(
+            CallToolRequestParams::new("sieve_verify")
+                .with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await
+        .expect("tools/call")
+}
+
+fn text_of(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .collect()
+}
+
+fn json_of(r: &CallToolResult) -> Value {
+    assert_ne!(r.is_error, Some(true), "tool error: {}", text_of(r));
+    serde_json::from_str(&text_of(r)).unwrap()
+}
+
+/// A loopback server answering every request with `body` as HTML; counts requests.
+async fn web(body: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/page", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 2048];
+            let _ = sock.read(&mut buf).await;
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = sock.write_all(reply.as_bytes()).await;
+        }
+    });
+    (url, seen)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verify_over_stdio_checks_files_quotes_and_confinement() {
+    let home = workspace();
+    let client = serve(home.path(), &[]).await;
+    let out = json_of(
+        &verify(
+            &client,
+            json!({"records": [
+                {"claim": "A budget caps the active set at 2000 entries",
+                 "citations": [{"locator": "notes.md", "quote": "caps the active set at 2000 entries."}]},
+                {"claim": "The secret is told", "citations": [{"locator": "../secret.txt"}]},
+                {"claim": "Use silt", "kind": "recommendation",
+                 "premises": ["Sleep merges duplicate lessons"],
+                 "citations": [{"locator": "notes.md"}]},
+            ]}),
+        )
+        .await,
+    );
+    let r = &out["results"];
+    assert_eq!(r[0]["verdict"], "supports_fully", "{out:#}");
+    assert_eq!(r[0]["citations"][0]["quote_found"], true);
+    assert_eq!(r[0]["best_passage"]["via"], "quote");
+    assert!(r[0]["flags"].as_array().unwrap().is_empty(), "{out:#}");
+    // outside the base path: refused, flagged, and the claim blocks relay
+    assert_eq!(r[1]["flags"], json!(["fetch_failed", "no_evidence"]));
+    let refused = out["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["locator"] == "../secret.txt")
+        .unwrap();
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("outside the base path")
+    );
+    assert_eq!(out["unqualified_factual_relay_blocked"], true);
+    assert_eq!(r[2]["kind"], "recommendation");
+    assert_eq!(r[2]["verdict"], Value::Null);
+    assert_eq!(r[3]["premise_of"], 2);
+    assert_eq!(r[3]["kind"], "fact");
+    assert_eq!(out["counts"]["unverified"], 1);
+    let notes = out["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["locator"] == "notes.md")
+        .unwrap();
+    assert_eq!(notes["source_version"].as_str().unwrap().len(), 64);
+    for field in [
+        "tokens",
+        "requests",
+        "cache_hits",
+        "cost_usd",
+        "budget_exhausted",
+    ] {
+        assert!(out.get(field).is_some(), "usage field {field} missing");
+    }
+    assert_eq!(out["requests"], 2);
+
+    // the same call again: every answer comes from the cache
+    let again = json_of(
+        &verify(
+            &client,
+            json!({"records": [{"claim": "A budget caps the active set at 2000 entries",
+                "citations": [{"locator": "notes.md", "quote": "caps the active set at 2000 entries."}]}]}),
+        )
+        .await,
+    );
+    assert_eq!(
+        (again["requests"].clone(), again["cache_hits"].clone()),
+        (json!(0), json!(1))
+    );
+
+    // a report
+    let out = json_of(
+        &verify(
+            &client,
+            json!({"report": "# Findings\n\n- The budget caps the active set at 2000 entries (`notes.md`).\n",
+                   "base_path": home.path().join("base").to_str().unwrap()}),
+        )
+        .await,
+    );
+    assert_eq!(out["results"][0]["extraction_uncertain"], true);
+    assert_eq!(out["results"][0]["claim_context"], "Findings");
+    assert_eq!(out["results"][0]["citations"][0]["fetched"], true);
+
+    // bad input: a clear error
+    for (args, needle) in [
+        (json!({"records": [], "report": "x"}), "exactly one"),
+        (json!({}), "exactly one"),
+        (
+            json!({"records": [{"claim": "x"}], "support_threshold": 2}),
+            "support_threshold",
+        ),
+        (
+            json!({"records": [{"claim": "", "citations": []}]}),
+            "claim is empty",
+        ),
+        (
+            json!({"report": "x", "base_path": "/no/such/folder"}),
+            "cannot open",
+        ),
+    ] {
+        let r = verify(&client, args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{args} should fail");
+        assert!(
+            text_of(&r).contains(needle),
+            "{args}: {} lacks {needle}",
+            text_of(&r)
+        );
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn web_sources_on_internal_addresses_need_a_grant() {
+    let (url, seen) =
+        web("<html><body><p>The ledger keeps 2000 entries.</p><script>x()</script></body></html>")
+            .await;
+    let home = workspace();
+    let records = json!({"records": [{"claim": "The ledger keeps 2000 entries",
+        "citations": [{"locator": url, "quote": "keeps 2000 entries"}]}]});
+
+    let client = serve(home.path(), &[]).await;
+    let out = json_of(&verify(&client, records.clone()).await);
+    let err = out["sources"][0]["error"].as_str().unwrap().to_string();
+    assert!(err.contains("internal address"), "{err}");
+    assert_eq!(
+        out["results"][0]["flags"],
+        json!(["fetch_failed", "no_evidence"])
+    );
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 0);
+    client.cancel().await.unwrap();
+
+    let client = serve(home.path(), &[("SILT_FETCH_ALLOW_HOSTS", "127.0.0.1")]).await;
+    let out = json_of(&verify(&client, records).await);
+    assert_eq!(out["sources"][0]["error"], Value::Null, "{out:#}");
+    assert_eq!(out["results"][0]["citations"][0]["quote_found"], true);
+    let text = out["results"][0]["best_passage"]["text"].as_str().unwrap();
+    assert_eq!(text, "The ledger keeps 2000 entries.", "HTML became text");
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 1);
+    client.cancel().await.unwrap();
+}
+
+/// A one-page PDF showing `text` in a standard font (None: a page with
+/// no text, as a scan without OCR has), optionally marked encrypted.
+fn pdf(text: Option<&str>, encrypted: bool) -> Vec<u8> {
+    use lopdf::content::{Content, Operation};
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+    });
+    let resources_id = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font_id } });
+    let operations = match text {
+        Some(t) => vec![
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), 12.into()]),
+            Operation::new("Td", vec![72.into(), 700.into()]),
+            Operation::new("Tj", vec![Object::string_literal(t)]),
+            Operation::new("ET", vec![]),
+        ],
+        None => vec![
+            Operation::new("re", vec![72.into(), 600.into(), 200.into(), 100.into()]),
+            Operation::new("f", vec![]),
+        ],
+    };
+    let content = Content { operations };
+    let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
+    let page_id = doc.add_object(dictionary! {
+        "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+    });
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1,
+            "Resources" => resources_id,
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+        }),
+    );
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    if encrypted {
+        let encrypt_id = doc.add_object(dictionary! {
+            "Filter" => "Standard", "V" => 1, "R" => 2, "P" => -4,
+            "O" => Object::string_literal(vec![1u8; 32]),
+            "U" => Object::string_literal(vec![2u8; 32]),
+        });
+        doc.trailer.set("Encrypt", encrypt_id);
+        doc.trailer.set(
+            "ID",
+            vec![
+                Object::string_literal(vec![3u8; 16]),
+                Object::string_literal(vec![3u8; 16]),
+            ],
+        );
+    }
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    bytes
+}
+
+#[test]
+fn silt_verify_reads_pdfs_in_a_child_and_reports_why_one_cannot_be_read() {
+    let home = workspace();
+    let base = home.path().join("base");
+    std::fs::write(
+        base.join("paper.pdf"),
+        pdf(Some("Ledgers fade lessons after ninety days."), false),
+    )
+    .unwrap();
+    std::fs::write(base.join("scan.pdf"), pdf(None, false)).unwrap();
+    std::fs::write(base.join("locked.pdf"), pdf(Some("secret"), true)).unwrap();
+    std::fs::write(
+        base.join("broken.pdf"),
+        b"%PDF-1.4\nthis is not a PDF body\n",
+    )
+    .unwrap();
+    let records = json!([
+        {"claim": "Ledgers fade lessons after ninety days",
+         "citations": [{"locator": "paper.pdf", "quote": "fade lessons after ninety days."}]},
+        {"claim": "A scan", "citations": [{"locator": "scan.pdf"}]},
+        {"claim": "A locked file", "citations": [{"locator": "locked.pdf"}]},
+        {"claim": "A broken file", "citations": [{"locator": "broken.pdf"}]},
+    ]);
+    std::fs::write(home.path().join("records.json"), records.to_string()).unwrap();
+    std::fs::write(home.path().join("silt.toml"), "").unwrap();
+    let out = std::process::Command::new(silt_binary())
+        .current_dir(&base)
+        .env("SILT_CACHE_DIR", home.path().join("cache"))
+        .env("SILT_CONFIG", home.path().join("silt.toml"))
+        .args(["verify", "--json", "--records"])
+        .arg(home.path().join("records.json"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let error_of = |loc: &str| -> String {
+        v["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["locator"] == loc)
+            .unwrap()["error"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(error_of("paper.pdf"), "", "{v:#}");
+    assert_eq!(
+        v["results"][0]["citations"][0]["quote_found"], true,
+        "{v:#}"
+    );
+    assert!(
+        error_of("scan.pdf").contains("no text layer"),
+        "{}",
+        error_of("scan.pdf")
+    );
+    assert!(
+        error_of("locked.pdf").contains("encrypt"),
+        "{}",
+        error_of("locked.pdf")
+    );
+    assert!(
+        error_of("broken.pdf").contains("cannot be parsed"),
+        "{}",
+        error_of("broken.pdf")
+    );
+    for i in 1..4 {
+        assert_eq!(
+            v["results"][i]["flags"],
+            json!(["fetch_failed", "no_evidence"])
+        );
+    }
+}
