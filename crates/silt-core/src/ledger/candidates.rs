@@ -1,122 +1,369 @@
-//! Candidate pairs for the sleep pass without comparing every pair.
+//! Candidate pairs for the sleep pass without comparing every pair, and
+//! exactly: the pairs found are the pairs brute force finds.
 //!
 //! `text_sim = (J_tokens + J_trigrams) / 2 ≥ t` needs `J_tokens ≥ x` or
 //! `J_trigrams ≥ 2t − x`, for any split `x`. silt takes `x = t/2`: short
 //! triggers keep every token in their prefix either way, and trigrams (a
 //! small alphabet, so each is shared widely) get the stricter threshold.
-//! Pairs of sets with Jaccard ≥ t always share an element
-//! among the first `|x| − ⌈t·|x|⌉ + 1` elements of each set when elements
-//! are ordered by a global order (prefix filtering, as in PPJoin). Ordering
-//! by rarity keeps those prefixes made of rare tokens, so the pairs probed
-//! are few; each is then checked exactly. No pair at or above `t` is missed.
+//! (A smaller `x` scans a little less on made-up words but lets stopwords
+//! propose far more pairs in English.) Each family proposes the pairs that
+//! could reach its own threshold `θ`, and a pair either family proposes is
+//! checked once, exactly. A family proposes a pair only when it passes all
+//! of these, each a consequence of `J ≥ θ`, so no pair at or above `t` is
+//! missed:
+//!
+//! - Size: `J ≤ min/max`, so the smaller set has at least `θ` times the
+//!   larger one's elements.
+//! - Overlap: `J = m / (|x| + |y| − m) ≥ θ` means the pair shares
+//!   `m ≥ α = ⌈θ/(1+θ)·(|x|+|y|)⌉` elements, and `m ≥ θ·max(|x|, |y|)`.
+//! - Prefixes, counted (PPJoin's prefix filter, generalised as in pkwise):
+//!   with elements in one global order, the `j`-th smallest shared
+//!   element has `m − j` shared elements after it in each set, so it sits
+//!   within the first `|x| − m + j` elements of each. Hence the first
+//!   `|x| − ⌈θ|x|⌉ + K` elements of `x` and of `y` hold at least
+//!   `min(K, m)` shared elements, and the pair is proposed only when they
+//!   share `min(K, α)`. Counting to `K > 1` instead of stopping at one
+//!   shared element is what keeps the exact checks in step with the pairs
+//!   found: each random trigram is in a fixed fraction of the triggers, so
+//!   pairs sharing one prefix trigram grow with the square of the ledger,
+//!   while `K` of them rarely coincide by chance.
+//! - A shorter indexed prefix for trigrams: texts are taken in order of
+//!   trigram-set size, so each is compared only with ones no larger. For
+//!   `|y| ≤ |x|`, `m ≥ α ≥ 2θ/(1+θ)·|y|`, so `y` need only be indexed by
+//!   its first `|y| − ⌈2θ/(1+θ)·|y|⌉ + K` elements; and by the same order
+//!   each trigram's list holds texts by growing size, so those too small
+//!   for the size filter are dropped from its front once for all.
+//!
+//! Before the exact check, both families together must be able to reach
+//! `t`: every shared element up to where the first of the two prefixes
+//! ends is counted, the rest lie past it, so `m` is at most the count plus
+//! that set's remainder. The exact check then merges tokens, and stops
+//! merging trigrams once those left cannot make up the rest of `2t`.
+//!
+//! The global order is rarity, so prefixes are made of the rarest
+//! elements and the lists they hit are short. What still grows faster
+//! than the pairs is the scan of those lists (counting, not checking) on
+//! text whose trigrams are all about equally common. An empty token set
+//! stands as a set of one element only empty sets have: Jaccard 1 with
+//! another empty set and 0 with any other, as `jaccard` counts them.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 #[cfg(test)]
 use super::similarity::text_sim;
-use super::similarity::{jaccard_counts, shared, tokens, trigrams};
+use super::similarity::{each_token, each_trigram, jaccard_counts, shared, shared_reaching};
+
+/// Shared prefix elements a pair needs (when its overlap bound allows as
+/// many) before it is checked; see the module comment. More means fewer
+/// chance candidates but longer prefixes to scan: on 100k of the
+/// benchmark's triggers 2 leaves eight times the candidates 3 does, and 4
+/// or 5 save a third of those but scan a fifth to two fifths more.
+const K: usize = 3;
 
 /// Pairs (i < j) of `texts` with `text_sim ≥ threshold`, with their
 /// similarity, sorted by (i, j).
 ///
-/// Memory stays linear in the input plus the output: candidates for each
-/// text are gathered with a stamp array rather than a set of all pairs, and
-/// verified at once from precomputed sets.
+/// Memory stays linear in the input plus the output: the index holds each
+/// text once per prefix element, and candidates for each text are counted
+/// in one array reset after it rather than kept as a set of all pairs.
 pub fn similar_pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)> {
-    let token_sets: Vec<HashSet<String>> = texts.iter().map(|t| tokens(t)).collect();
-    let trigram_sets: Vec<HashSet<String>> = texts.iter().map(|t| trigrams(t)).collect();
-    let (token_ids, token_prefixes) = ranked(&token_sets, threshold / 2.0);
-    let (trigram_ids, trigram_prefixes) = ranked(&trigram_sets, threshold * 1.5);
-    drop((token_sets, trigram_sets));
-    let jaccard = |a: &[u32], b: &[u32]| jaccard_counts(a.len(), b.len(), shared(a, b));
-    let mut index: HashMap<(bool, u32), Vec<u32>> = HashMap::new();
-    let mut stamp: Vec<u32> = vec![u32::MAX; texts.len()];
+    let n = texts.len();
+    let tok = Family::new(texts, |t, f| each_token(t, f), threshold / 2.0);
+    let tri = Family::new(texts, |t, f| each_trigram(t, f), threshold * 1.5);
     let mut out = Vec::new();
-    let mut probe: Vec<u32> = Vec::new();
-    for i in 0..texts.len() {
-        probe.clear();
-        for (family, prefix) in [(false, &token_prefixes[i]), (true, &trigram_prefixes[i])] {
-            for &e in prefix {
-                let seen = index.entry((family, e)).or_default();
-                for &j in seen.iter() {
-                    if stamp[j as usize] != i as u32 {
-                        stamp[j as usize] = i as u32;
-                        probe.push(j);
-                    }
-                }
-                seen.push(i as u32);
+    if threshold <= 0.0 {
+        // every pair qualifies, sharing an element or not
+        for x in 0..n {
+            for y in x + 1..n {
+                out.push((x, y, 0.5 * tok.jaccard(x, y) + 0.5 * tri.jaccard(x, y)));
             }
         }
-        for &j in &probe {
-            let j = j as usize;
-            let sim = 0.5 * jaccard(&token_ids[i], &token_ids[j])
-                + 0.5 * jaccard(&trigram_ids[i], &trigram_ids[j]);
-            if sim >= threshold {
-                out.push((j, i, sim));
+        return out;
+    }
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by_key(|&i| (tri.len[i as usize], i));
+
+    // each element's texts so far: tokens by their probing prefix, which
+    // holds whatever the order; trigrams by the shorter one the size order
+    // allows, and from `tri_start` on (those before are too small for
+    // every text still to come)
+    let mut tok_index: Vec<Vec<u32>> = vec![Vec::new(); tok.universe];
+    let mut tri_index: Vec<Vec<u32>> = vec![Vec::new(); tri.universe];
+    let mut tri_start: Vec<usize> = vec![0; tri.universe];
+    // prefix elements each earlier text shares with the current one, per
+    // family (exact below saturation, which the bounds allow for)
+    let mut hits: Vec<[u8; 2]> = vec![[0, 0]; n];
+    let mut touched: Vec<u32> = Vec::new();
+    for &x in &order {
+        let xu = x as usize;
+        let need = [tok.least_hits(xu), tri.least_hits(xu)];
+        for &e in tok.probe_prefix(xu) {
+            for &y in &tok_index[e as usize] {
+                let h = &mut hits[y as usize];
+                if *h == [0, 0] {
+                    touched.push(y);
+                }
+                h[0] = h[0].saturating_add(1);
             }
+        }
+        let too_small = tri.min_partner(tri.len[xu]);
+        let prefix = tri.probe_prefix(xu);
+        for &e in prefix {
+            let list = &tri_index[e as usize];
+            let start = &mut tri_start[e as usize];
+            while *start < list.len() && tri.len[list[*start] as usize] < too_small {
+                *start += 1;
+            }
+            for &y in &list[*start..] {
+                let h = &mut hits[y as usize];
+                if *h == [0, 0] {
+                    touched.push(y);
+                }
+                h[1] = h[1].saturating_add(1);
+            }
+        }
+        for &y in &touched {
+            let yu = y as usize;
+            let [ht, hg] = std::mem::take(&mut hits[yu]);
+            let proposed = (ht >= need[0] && tok.proposes(xu, yu, ht))
+                || (hg >= need[1] && tri.proposes(xu, yu, hg));
+            // and both families together must be able to reach the
+            // threshold (margin as in `jaccard_reaching`)
+            if !proposed
+                || 0.5 * tok.bound(xu, yu, ht, Family::probe_len)
+                    + 0.5 * tri.bound(xu, yu, hg, Family::index_len)
+                    < threshold - 1e-6
+            {
+                continue;
+            }
+            let jt = tok.jaccard(xu, yu);
+            let Some(jg) = tri.jaccard_reaching(xu, yu, 2.0 * threshold - jt) else {
+                continue;
+            };
+            let sim = 0.5 * jt + 0.5 * jg;
+            if sim >= threshold {
+                out.push((xu.min(yu), xu.max(yu), sim));
+            }
+        }
+        touched.clear();
+        for &e in tok.probe_prefix(xu) {
+            tok_index[e as usize].push(x);
+        }
+        for &e in tri.index_prefix(xu) {
+            tri_index[e as usize].push(x);
         }
     }
     out.sort_by_key(|&(i, j, _)| (i, j));
     out
 }
 
-/// Each set as sorted element ids (for exact Jaccard by merging), and its
-/// prefix under a global rarity order: two sets with Jaccard ≥ t share at
-/// least one element of their prefixes. An empty set's prefix is the id
-/// reserved for "empty" (empty sets are Jaccard 1).
-fn ranked(sets: &[HashSet<String>], t: f64) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
-    let mut ids: HashMap<&str, u32> = HashMap::new();
-    let mut df: Vec<u32> = vec![0];
-    for s in sets {
-        for e in s {
-            let next = df.len() as u32;
-            let id = *ids.entry(e.as_str()).or_insert_with(|| {
-                df.push(0);
-                next
-            });
-            df[id as usize] += 1;
+/// One family's sets (tokens or trigrams) with its share `theta` of the
+/// threshold.
+struct Family {
+    /// Each set as sorted element ids, where ids are ranks in the global
+    /// order (rarest first): sorted for exact Jaccard by merging, and its
+    /// prefix is its head.
+    sets: Vec<Vec<u32>>,
+    /// Each set's size, apart so the hot loop reads one small array.
+    len: Vec<u32>,
+    universe: usize,
+    theta: f64,
+}
+
+/// Calls its callback with each element of one family in a text.
+type Walk = fn(&str, &mut dyn FnMut(&str));
+
+/// `⌈v⌉`, a hair low so floating error never raises a bound that must
+/// hold (a lower one only lets more pairs through to the exact check).
+fn ceil_down(v: f64) -> usize {
+    (v - 1e-9).ceil().max(0.0) as usize
+}
+
+impl Family {
+    /// The sets `each` walks the elements of (repeats allowed).
+    fn new(texts: &[&str], each: Walk, theta: f64) -> Family {
+        // ids in order of first sight, then ranks; an empty set gets an
+        // element of its own, reserved here (it is no text's element)
+        let mut first_seen: HashMap<Box<str>, u32> = HashMap::new();
+        let empty = 0;
+        let mut df: Vec<u32> = vec![0];
+        let mut sets: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|text| {
+                let mut set = Vec::new();
+                each(text, &mut |e| {
+                    let id = match first_seen.get(e) {
+                        Some(&id) => id,
+                        None => {
+                            let id = df.len() as u32;
+                            first_seen.insert(e.into(), id);
+                            df.push(0);
+                            id
+                        }
+                    };
+                    set.push(id);
+                });
+                set.sort_unstable();
+                set.dedup();
+                if set.is_empty() {
+                    set.push(empty);
+                }
+                for &id in &set {
+                    df[id as usize] += 1;
+                }
+                set
+            })
+            .collect();
+        drop(first_seen);
+        let mut by_rarity: Vec<u32> = (0..df.len() as u32).collect();
+        by_rarity.sort_unstable_by_key(|&id| (df[id as usize], id));
+        let mut rank = vec![0u32; df.len()];
+        for (r, &id) in by_rarity.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        for set in &mut sets {
+            for id in set.iter_mut() {
+                *id = rank[*id as usize];
+            }
+            set.sort_unstable();
+        }
+        Family {
+            len: sets.iter().map(|s| s.len() as u32).collect(),
+            sets,
+            universe: df.len(),
+            theta,
         }
     }
-    sets.iter()
-        .map(|s| {
-            let mut sorted: Vec<u32> = s.iter().map(|e| ids[e.as_str()]).collect();
-            sorted.sort_unstable();
-            if s.is_empty() {
-                return (sorted, vec![0]);
-            }
-            let mut ordered = sorted.clone();
-            ordered.sort_by_key(|&id| (df[id as usize], id));
-            let n = ordered.len();
-            // the smallest overlap Jaccard ≥ t allows, rounded down a hair so
-            // floating error never shortens a prefix (a longer one only costs
-            // probes); above 1 nothing qualifies
-            let overlap = (t * n as f64 - 1e-9).ceil().max(0.0) as usize;
-            let keep = (n + 1).saturating_sub(overlap);
-            ordered.truncate(keep.min(n));
-            (sorted, ordered)
-        })
-        .unzip()
+
+    /// How many of a set's `len` elements go in a prefix that holds the
+    /// `K` smallest shared elements of any qualifying pair, when `b·len`
+    /// bounds such a pair's overlap from below; none when `θ > 1` (no pair
+    /// can qualify).
+    fn prefix_len(&self, len: u32, b: f64) -> u32 {
+        if self.theta > 1.0 {
+            return 0;
+        }
+        (len - (ceil_down(b * len as f64) as u32).min(len) + K as u32).min(len)
+    }
+
+    /// The prefix length a set probes with: any partner shares `θ·len`.
+    fn probe_len(&self, len: u32) -> u32 {
+        self.prefix_len(len, self.theta)
+    }
+
+    /// The prefix length a set is indexed by when only sets at least as
+    /// large probe it: those share `2θ/(1+θ)·len`.
+    fn index_len(&self, len: u32) -> u32 {
+        self.prefix_len(len, 2.0 * self.theta / (1.0 + self.theta))
+    }
+
+    fn probe_prefix(&self, i: usize) -> &[u32] {
+        &self.sets[i][..self.probe_len(self.len[i]) as usize]
+    }
+
+    fn index_prefix(&self, i: usize) -> &[u32] {
+        &self.sets[i][..self.index_len(self.len[i]) as usize]
+    }
+
+    /// The smallest set size a set of `len` elements can reach `θ` with.
+    fn min_partner(&self, len: u32) -> u32 {
+        ceil_down(self.theta * len as f64) as u32
+    }
+
+    /// The overlap `α` a pair of these sizes needs to reach `θ`.
+    fn least_overlap(&self, a: u32, b: u32) -> usize {
+        ceil_down(self.theta / (1.0 + self.theta) * (a + b) as f64)
+    }
+
+    /// The fewest shared prefix elements with which `x` and any partner
+    /// (at least `min_partner` large) are proposed; more than `K` when the
+    /// family can propose nothing.
+    fn least_hits(&self, x: usize) -> u8 {
+        if self.theta > 1.0 {
+            return u8::MAX;
+        }
+        let a = self.len[x];
+        self.least_overlap(a, self.min_partner(a)).clamp(1, K) as u8
+    }
+
+    /// Whether `x` and `y`, sharing `hits` elements of their prefixes, can
+    /// reach `θ`.
+    fn proposes(&self, x: usize, y: usize, hits: u8) -> bool {
+        let (a, b) = (self.len[x], self.len[y]);
+        hits > 0
+            && a.min(b) >= self.min_partner(a.max(b))
+            && hits as usize >= self.least_overlap(a, b).min(K)
+    }
+
+    /// The most Jaccard `x` (probing) and `y` (indexed by `y_len`) can
+    /// have, sharing `hits` elements of those prefixes. Every shared
+    /// element up to where the first of the two prefixes ends is counted,
+    /// and the rest lie past it, so they are at most that set's remainder.
+    fn bound(&self, x: usize, y: usize, hits: u8, y_len: fn(&Family, u32) -> u32) -> f64 {
+        let (a, b) = (self.len[x], self.len[y]);
+        // below the size filter the trigram lists skip `y`, so its count
+        // says nothing, but then the sizes bound it
+        let size = a.min(b) as f64 / a.max(b) as f64;
+        if hits == u8::MAX || a.min(b) < self.min_partner(a.max(b)) {
+            return size;
+        }
+        let rest = (a - self.probe_len(a)).max(b - y_len(self, b));
+        let m = (hits as u32 + rest).min(a.min(b));
+        jaccard_counts(a as usize, b as usize, m as usize)
+    }
+
+    fn jaccard(&self, x: usize, y: usize) -> f64 {
+        let (a, b) = (&self.sets[x], &self.sets[y]);
+        jaccard_counts(a.len(), b.len(), shared(a, b))
+    }
+
+    /// The Jaccard of `x` and `y`, or `None` once merging shows it stays
+    /// below `goal` (then the pair cannot qualify; the bound is loosened
+    /// by a margin far above floating error so it never drops one that
+    /// the exact sum would keep).
+    fn jaccard_reaching(&self, x: usize, y: usize, goal: f64) -> Option<f64> {
+        let (a, b) = (&self.sets[x], &self.sets[y]);
+        let goal = goal - 1e-6;
+        let need = if goal <= 0.0 {
+            0
+        } else {
+            ceil_down(goal / (1.0 + goal) * (a.len() + b.len()) as f64)
+        };
+        let m = shared_reaching(a, b, need)?;
+        Some(jaccard_counts(a.len(), b.len(), m))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn brute(texts: &[&str], t: f64) -> Vec<(usize, usize)> {
-        let mut out = vec![];
-        for i in 0..texts.len() {
-            for j in i + 1..texts.len() {
-                if text_sim(texts[i], texts[j]) >= t {
-                    out.push((i, j));
-                }
-            }
+    /// A small deterministic generator, so the cases are the same each run.
+    struct Draw(u64);
+
+    impl Draw {
+        fn below(&mut self, m: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) as usize % m
         }
-        out
+
+        fn made_up_word(&mut self) -> String {
+            (0..2 + self.below(6))
+                .map(|_| (b'a' + self.below(26) as u8) as char)
+                .collect()
+        }
     }
 
-    #[test]
-    fn finds_exactly_what_brute_force_finds() {
-        // deterministic pseudo-random triggers over a small vocabulary
+    /// Texts that exercise each filter: short triggers over a small
+    /// vocabulary (tokens shared widely, sizes varied for the size filter);
+    /// the benchmark's made-up words in families with a word added or
+    /// dropped (many trigrams, so the counted prefixes and the bounds
+    /// decide); long near-copies (prefix counts past what a `u8` holds);
+    /// and empty, punctuation-only, short and non-ASCII texts.
+    fn corpus() -> Vec<String> {
         let words = [
             "trading",
             "prompt",
@@ -139,28 +386,115 @@ mod tests {
             "a",
             "valid",
         ];
-        let mut seed = 12345u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
-        let texts: Vec<String> = (0..300)
+        let mut draw = Draw(12345);
+        let mut texts: Vec<String> = (0..300)
             .map(|_| {
-                (0..2 + next() % 5)
-                    .map(|_| words[next() % words.len()])
+                (0..2 + draw.below(5))
+                    .map(|_| words[draw.below(words.len())])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        for _ in 0..40 {
+            let base: Vec<String> = (0..2 + draw.below(5))
+                .map(|_| draw.made_up_word())
+                .collect();
+            for _ in 0..1 + draw.below(4) {
+                let mut family = base.clone();
+                match draw.below(3) {
+                    0 => family.push(draw.made_up_word()),
+                    1 if family.len() > 1 => {
+                        family.remove(draw.below(family.len()));
+                    }
+                    _ => {}
+                }
+                texts.push(family.join(" "));
+            }
+        }
+        let long: Vec<String> = (0..300).map(|_| draw.made_up_word()).collect();
+        texts.push(long.join(" "));
+        texts.push(long[..280].join(" "));
+        texts.push(long[30..].join(" "));
+        texts.push(long[..100].join(" "));
+        for odd in [
+            "",
+            "",
+            "   ",
+            "!!",
+            "?",
+            "a",
+            "ab",
+            "AB",
+            "a b",
+            "é",
+            "émigré café",
+            "Émigré Café",
+            "naïve",
+            "x-y",
+            "1 2 3",
+        ] {
+            texts.push(odd.to_string());
+        }
+        texts
+    }
+
+    #[test]
+    fn finds_exactly_what_brute_force_finds() {
+        let texts = corpus();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut all = vec![];
+        for i in 0..refs.len() {
+            for j in i + 1..refs.len() {
+                all.push((i, j, text_sim(refs[i], refs[j])));
+            }
+        }
+        for t in [0.0, 0.05, 0.18, 0.3, 0.45, 0.7, 0.9, 1.0] {
+            let brute: Vec<_> = all.iter().copied().filter(|p| p.2 >= t).collect();
+            // the same pairs, with the same similarity to the last bit
+            assert_eq!(similar_pairs(&refs, t), brute, "threshold {t}");
+        }
+    }
+
+    /// The filters one at a time, on every pair of many small sets over a
+    /// small vocabulary (so Jaccard values fall on and around each `θ`):
+    /// each is a necessary condition of `J ≥ θ`.
+    #[test]
+    fn each_filter_keeps_every_pair_at_or_above_theta() {
+        let mut draw = Draw(7);
+        let texts: Vec<String> = (0..400)
+            .map(|_| {
+                (0..draw.below(16))
+                    .map(|_| format!("w{}", draw.below(24)))
                     .collect::<Vec<_>>()
                     .join(" ")
             })
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        for t in [0.18, 0.3, 0.45, 0.7, 0.9] {
-            let fast: Vec<(usize, usize)> = similar_pairs(&refs, t)
-                .into_iter()
-                .map(|(i, j, _)| (i, j))
-                .collect();
-            assert_eq!(fast, brute(&refs, t), "threshold {t}");
+        let common = |a: &[u32], b: &[u32]| shared(a, b) as u32;
+        for step in 1..20 {
+            let family = Family::new(&refs, |t, f| each_token(t, f), step as f64 * 0.05);
+            for x in 0..refs.len() {
+                for y in 0..refs.len() {
+                    let j = family.jaccard(x, y);
+                    if x == y || j < family.theta {
+                        continue;
+                    }
+                    let (a, b) = (family.len[x], family.len[y]);
+                    let alpha = family.least_overlap(a, b).min(K) as u32;
+                    assert!(a.min(b) >= family.min_partner(a.max(b)));
+                    assert!(family.least_hits(x) as u32 <= alpha.max(1));
+                    let probed = common(family.probe_prefix(x), family.probe_prefix(y));
+                    assert!(probed >= alpha, "{x} {y} θ {}", family.theta);
+                    assert!(family.proposes(x, y, probed as u8));
+                    assert!(family.bound(x, y, probed as u8, Family::probe_len) >= j);
+                    if b <= a {
+                        let indexed = common(family.probe_prefix(x), family.index_prefix(y));
+                        assert!(indexed >= alpha, "{x} {y} θ {}", family.theta);
+                        assert!(family.bound(x, y, indexed as u8, Family::index_len) >= j);
+                    }
+                    assert_eq!(family.jaccard_reaching(x, y, j), Some(j));
+                }
+            }
         }
     }
 }

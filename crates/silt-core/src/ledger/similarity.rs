@@ -4,26 +4,49 @@ use std::collections::{HashMap, HashSet};
 
 /// The set of `[a-z0-9]+` runs of the lowercased text.
 pub fn tokens(s: &str) -> HashSet<String> {
-    s.to_lowercase()
-        .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
-        .filter(|t| !t.is_empty())
-        .map(str::to_string)
-        .collect()
+    let mut out = HashSet::new();
+    each_token(s, |t| {
+        out.insert(t.to_string());
+    });
+    out
 }
 
 /// The set of 3-character slices of the lowercased text with whitespace
 /// runs collapsed to one space and trimmed; `{s}` when it is shorter.
 pub fn trigrams(s: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    each_trigram(s, |t| {
+        out.insert(t.to_string());
+    });
+    out
+}
+
+/// Each element of [`tokens`], repeats included, without allocating one
+/// string per element (the candidate search meets every element of every
+/// trigger).
+pub(crate) fn each_token(s: &str, f: impl FnMut(&str)) {
+    s.to_lowercase()
+        .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
+        .filter(|t| !t.is_empty())
+        .for_each(f);
+}
+
+/// Each element of [`trigrams`], repeats included, as [`each_token`].
+pub(crate) fn each_trigram(s: &str, mut f: impl FnMut(&str)) {
     let norm = s
         .to_lowercase()
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let chars: Vec<char> = norm.chars().collect();
-    if chars.len() < 3 {
-        return HashSet::from([norm]);
+    let starts: Vec<usize> = norm.char_indices().map(|(i, _)| i).collect();
+    if starts.len() < 3 {
+        f(&norm);
+        return;
     }
-    chars.windows(3).map(|w| w.iter().collect()).collect()
+    for (k, &start) in starts[..starts.len() - 2].iter().enumerate() {
+        let end = starts.get(k + 3).copied().unwrap_or(norm.len());
+        f(&norm[start..end]);
+    }
 }
 
 /// |a ∩ b| / max(1, |a ∪ b|), and 1 when both are empty.
@@ -94,8 +117,17 @@ impl Vocabulary {
 
 /// Shared ids of two sorted lists.
 pub(crate) fn shared(a: &[u32], b: &[u32]) -> usize {
+    shared_reaching(a, b, 0).unwrap_or_default()
+}
+
+/// Shared ids of two sorted lists, or `None` as soon as what is left of
+/// them cannot bring the count to `need` (a check can stop half way).
+pub(crate) fn shared_reaching(a: &[u32], b: &[u32], need: usize) -> Option<usize> {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < a.len() && j < b.len() {
+        if n + (a.len() - i).min(b.len() - j) < need {
+            return None;
+        }
         match a[i].cmp(&b[j]) {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
@@ -106,7 +138,7 @@ pub(crate) fn shared(a: &[u32], b: &[u32]) -> usize {
             }
         }
     }
-    n
+    (n >= need).then_some(n)
 }
 
 /// [`jaccard`] from set sizes and the shared count.
@@ -218,6 +250,38 @@ mod tests {
                 .map(|s| s.to_string())
                 .collect()
         );
+    }
+
+    #[test]
+    fn trigrams_are_the_char_windows_of_the_normalised_text() {
+        // the definition as it read before the walk over slices
+        let windows = |s: &str| -> HashSet<String> {
+            let norm = s
+                .to_lowercase()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let chars: Vec<char> = norm.chars().collect();
+            if chars.len() < 3 {
+                return HashSet::from([norm]);
+            }
+            chars.windows(3).map(|w| w.iter().collect()).collect()
+        };
+        for s in [
+            "",
+            "a",
+            "ab",
+            "abc",
+            " \t ab \n",
+            "émigré café naïve",
+            "ÉÉ",
+            "İstanbul ﬁne",
+            "日本語のテキスト",
+            "a\u{0}b  c",
+            "trading prompt for XAUUSD",
+        ] {
+            assert_eq!(trigrams(s), windows(s), "{s:?}");
+        }
     }
 
     #[test]
