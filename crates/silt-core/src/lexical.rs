@@ -24,7 +24,9 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::text::{estimate_tokens, terms};
-use crate::types::{Answer, AnswerSpace, Item, JudgeError, JudgeInfo, Question, Response, Usage};
+use crate::types::{
+    Answer, AnswerSpace, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage,
+};
 use crate::validate::validate_question;
 
 /// The softmax sharpness, fitted by maximum likelihood on two-option
@@ -152,6 +154,20 @@ pub fn answer(question: &Question, items: &[Item]) -> Result<Response, JudgeErro
             cost_usd: 0.0,
         },
     })
+}
+
+/// The lexical judge called natively (its component exports the same two
+/// functions): for examples and tests.
+pub struct LexicalJudge;
+
+impl Judge for LexicalJudge {
+    fn info(&mut self) -> JudgeInfo {
+        info()
+    }
+
+    fn ask(&mut self, question: &Question, items: &[Item]) -> Result<Response, JudgeError> {
+        answer(question, items)
+    }
 }
 
 #[cfg(test)]

@@ -161,16 +161,7 @@ mod tests {
             top_k: None,
             threshold: 0.0,
         };
-        struct Lexical;
-        impl Judge for Lexical {
-            fn info(&mut self) -> JudgeInfo {
-                crate::lexical::info()
-            }
-            fn ask(&mut self, q: &Question, items: &[Item]) -> Result<Response, JudgeError> {
-                crate::lexical::answer(q, items)
-            }
-        }
-        let out = run(&mut Lexical, &req).unwrap();
+        let out = run(&mut crate::lexical::LexicalJudge, &req).unwrap();
         let AskRows::Judge(rows) = out.rows else {
             panic!()
         };

@@ -2,12 +2,19 @@
 //! question; in functions mode, the strongest files' stretches judged
 //! again. The repository is reached through [`Repository`] (the host's
 //! walk and reads, in the component).
+//!
+//! Every unit also gets the repository's lexical evidence
+//! ([`super::evidence`]): with silt's lexical judge it is the answer (the
+//! judge is not asked), with any other judge it orders what the judge left
+//! tied.
 
 use crate::ask::{self, AskError, AskRequest, AskRows, AskUsage, round4};
 use crate::budget::Budget;
+use crate::lexical;
 use crate::rank::{NOT_RELEVANT, QUESTION, RELEVANT};
 use crate::types::{AnswerSpace, Item, Judge, Question};
 
+use super::evidence::{Counts, Evidence, Weights, lexical_probability};
 use super::units::{self, FUNCTION_UNIT_CHARS, OutlineSource};
 
 /// The most results a call may ask for.
@@ -59,15 +66,24 @@ pub struct GrepOutcome {
 }
 
 /// Judges `items` for relevance to `question`; the probability of each
-/// answered item, by position (None: the budget ran out first).
+/// answered item, by position (None: the budget ran out first). When
+/// `engine` holds the units' evidence (silt's lexical judge), that evidence
+/// is read as the lexical judge's answers and no judge is called.
 fn judge_units(
     judge: &mut dyn Judge,
+    engine: Option<&[f64]>,
     question: &str,
     items: Vec<Item>,
     max_batch: usize,
     budget: &mut Budget,
     usage: &mut AskUsage,
 ) -> Result<Vec<Option<f64>>, AskError> {
+    if let Some(coverage) = engine {
+        return Ok(coverage
+            .iter()
+            .map(|&c| Some(lexical_probability(c)))
+            .collect());
+    }
     let n = items.len();
     if n == 0 {
         return Ok(vec![]);
@@ -104,17 +120,26 @@ fn judge_units(
     Ok(probabilities)
 }
 
-/// Sorts by (−p, path, line_start), drops units below `threshold`, keeps `top_k`.
-fn shape(mut hits: Vec<Hit>, threshold: f64, top_k: u32) -> Vec<Hit> {
-    hits.retain(|h| h.probability >= threshold);
+/// A hit and its unit's evidence, which orders equal probabilities.
+struct Ranked {
+    hit: Hit,
+    evidence: f64,
+}
+
+/// Sorts by (−p, −evidence, path, line_start), drops units below
+/// `threshold`, keeps `top_k`.
+fn shape(mut hits: Vec<Ranked>, threshold: f64, top_k: u32) -> Vec<Hit> {
+    hits.retain(|r| r.hit.probability >= threshold);
     hits.sort_by(|a, b| {
-        b.probability
-            .total_cmp(&a.probability)
-            .then_with(|| a.path.cmp(&b.path))
-            .then(a.line_start.cmp(&b.line_start))
+        b.hit
+            .probability
+            .total_cmp(&a.hit.probability)
+            .then_with(|| b.evidence.total_cmp(&a.evidence))
+            .then_with(|| a.hit.path.cmp(&b.hit.path))
+            .then(a.hit.line_start.cmp(&b.hit.line_start))
     });
     hits.truncate(top_k as usize);
-    hits
+    hits.into_iter().map(|r| r.hit).collect()
 }
 
 fn validate(req: &GrepRequest) -> Result<(), AskError> {
@@ -150,30 +175,42 @@ pub fn run(
     req: &GrepRequest,
 ) -> Result<GrepOutcome, AskError> {
     validate(req)?;
+    // silt's own lexical judge, the same version: its method is computed
+    // here with the repository in view (see `evidence`), so it is not asked
+    let engine_answers = judge.info() == lexical::info();
     let walked = repo.walk().map_err(AskError::InvalidRequest)?;
-    // only the previews and line counts are kept: a large repository's
-    // text never sits in memory whole
+    // only the previews, line counts and the question's counts are kept: a
+    // large repository's text never sits in memory whole
+    let mut evidence = Evidence::new(&req.question);
     let mut files: Vec<(String, usize)> = Vec::new();
+    let mut counts: Vec<Counts> = Vec::new();
     let mut items: Vec<Item> = Vec::new();
     for (path, binary) in walked {
         if binary {
             continue;
         }
         let text = repo.read(&path).map_err(AskError::InvalidRequest)?;
-        items.push(Item {
-            id: files.len().to_string(),
-            text: format!(
-                "{path}\n{}",
-                units::file_preview(&text, &OutlineSource::for_path(&path))
-            ),
-        });
+        counts.push(evidence.count(&path, &text));
+        if !engine_answers {
+            items.push(Item {
+                id: files.len().to_string(),
+                text: format!(
+                    "{path}\n{}",
+                    units::file_preview(&text, &OutlineSource::for_path(&path))
+                ),
+            });
+        }
         files.push((path, units::lines(&text).len().max(1)));
     }
+    let weights = Weights::new(&evidence, &counts);
+    let file_c = weights.coverage(&counts);
+    drop(counts);
     let mut usage = AskUsage::default();
     let cost = judge.info().cost_per_million_input_tokens;
     let mut budget = Budget::new(req.budget_usd, cost);
     let file_p = judge_units(
         judge,
+        engine_answers.then_some(&file_c[..]),
         &req.question,
         items,
         ask::MAX_BATCH,
@@ -181,16 +218,19 @@ pub fn run(
         &mut usage,
     )?;
     let mut units_scored = file_p.iter().flatten().count() as u32;
-    let file_hits: Vec<Hit> = files
+    let file_hits: Vec<Ranked> = files
         .iter()
-        .zip(&file_p)
-        .filter_map(|((path, n_lines), p)| {
-            p.map(|p| Hit {
-                path: path.clone(),
-                line_start: 1,
-                line_end: *n_lines as u32,
-                kind: "file",
-                probability: p,
+        .zip(file_p.iter().zip(&file_c))
+        .filter_map(|((path, n_lines), (p, c))| {
+            p.map(|p| Ranked {
+                hit: Hit {
+                    path: path.clone(),
+                    line_start: 1,
+                    line_end: *n_lines as u32,
+                    kind: "file",
+                    probability: p,
+                },
+                evidence: *c,
             })
         })
         .collect();
@@ -205,24 +245,31 @@ pub fn run(
     // functions: the strongest files (at most 2 × top_k) split into chunks
     let strongest = shape(file_hits, req.threshold, req.top_k.saturating_mul(2));
     let mut spans: Vec<(String, usize, usize)> = Vec::new();
+    let mut span_counts: Vec<Counts> = Vec::new();
     let mut items = Vec::new();
     for hit in &strongest {
         let text = repo.read(&hit.path).map_err(AskError::InvalidRequest)?;
         let lines = units::lines(&text);
         for (start, end) in units::chunks(&lines) {
             let body = lines[start - 1..end].join("\n");
-            items.push(Item {
-                id: spans.len().to_string(),
-                text: units::cut_with_marker(
-                    &format!("{}:{start}-{end}\n{body}", hit.path),
-                    FUNCTION_UNIT_CHARS,
-                ),
-            });
+            span_counts.push(evidence.count(&hit.path, &body));
+            if !engine_answers {
+                items.push(Item {
+                    id: spans.len().to_string(),
+                    text: units::cut_with_marker(
+                        &format!("{}:{start}-{end}\n{body}", hit.path),
+                        FUNCTION_UNIT_CHARS,
+                    ),
+                });
+            }
             spans.push((hit.path.clone(), start, end));
         }
     }
+    // term weights stay the repository's; lengths compare the stretches
+    let span_c = weights.coverage(&span_counts);
     let span_p = judge_units(
         judge,
+        engine_answers.then_some(&span_c[..]),
         &req.question,
         items,
         FUNCTION_BATCH,
@@ -232,14 +279,17 @@ pub fn run(
     units_scored += span_p.iter().flatten().count() as u32;
     let hits = spans
         .into_iter()
-        .zip(span_p)
-        .filter_map(|((path, s, e), p)| {
-            p.map(|p| Hit {
-                path,
-                line_start: s as u32,
-                line_end: e as u32,
-                kind: "chunk",
-                probability: round4(p),
+        .zip(span_p.into_iter().zip(span_c))
+        .filter_map(|((path, s, e), (p, c))| {
+            p.map(|p| Ranked {
+                hit: Hit {
+                    path,
+                    line_start: s as u32,
+                    line_end: e as u32,
+                    kind: "chunk",
+                    probability: round4(p),
+                },
+                evidence: c,
             })
         })
         .collect();
@@ -347,6 +397,170 @@ mod tests {
         );
         assert_eq!(out.results[0].kind, "chunk");
         assert_eq!(out.units_scored, 2 + 11);
+    }
+
+    /// Says it is silt's lexical judge (or not, by version) and counts asks;
+    /// answers as the lexical judge does.
+    struct Lexical {
+        version: String,
+        asked: usize,
+    }
+
+    impl Lexical {
+        fn same() -> Lexical {
+            Lexical {
+                version: crate::lexical::info().version,
+                asked: 0,
+            }
+        }
+    }
+
+    impl Judge for Lexical {
+        fn info(&mut self) -> JudgeInfo {
+            JudgeInfo {
+                version: self.version.clone(),
+                ..crate::lexical::info()
+            }
+        }
+        fn ask(&mut self, q: &Question, items: &[Item]) -> Result<Response, JudgeError> {
+            self.asked += 1;
+            crate::lexical::answer(q, items)
+        }
+    }
+
+    /// A small repository where every file says "repository" and one file
+    /// holds the rare words of the question.
+    fn repository() -> Files {
+        let mut files = vec![(
+            "cmd/lock/lock.go",
+            "package lock\n// Lock a conversation in the repository.\nfunc lockIssue(url string) error {\n\treturn fmt.Errorf(\"invalid issue format: %q\", url)\n}\n".to_string(),
+            false,
+        )];
+        for (i, p) in [
+            "cmd/a/a.go",
+            "cmd/b/b.go",
+            "cmd/c/c.go",
+            "cmd/d/d.go",
+            "cmd/e/e.go",
+            "cmd/f/f.go",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            files.push((
+                p,
+                format!("package x\n// the repository command {i} runs and fails with an error\nfunc run() error {{ return nil }}\n"),
+                false,
+            ));
+        }
+        Files(files)
+    }
+
+    const LOCK: &str = "`gh pr lock` on a repository fails with `invalid issue format` when given a URL; other commands run fine";
+
+    #[test]
+    fn with_the_lexical_judge_the_repository_evidence_answers_without_a_call() {
+        let mut judge = Lexical::same();
+        let mut req = request(Mode::Files, 3);
+        req.question = LOCK.into();
+        req.threshold = 0.0;
+        let out = run(&mut judge, &mut repository(), &req).unwrap();
+        assert_eq!(judge.asked, 0, "the lexical judge is not asked");
+        assert_eq!(out.usage.requests, 0);
+        assert_eq!(out.units_scored, 7);
+        assert_eq!(out.results[0].path, "cmd/lock/lock.go", "{out:?}");
+        assert!(out.results[0].probability > out.results[1].probability);
+        assert!(out.results.iter().all(|h| h.probability >= 0.5));
+
+        // another version of the lexical judge is asked as any judge is
+        let mut other = Lexical {
+            version: "0.0.0-other".into(),
+            asked: 0,
+        };
+        run(&mut other, &mut repository(), &req).unwrap();
+        assert_eq!(other.asked, 1);
+    }
+
+    #[test]
+    fn a_model_judges_answers_are_kept_and_its_ties_go_to_the_evidence() {
+        // "rare" sorts after "a" and "b", but the judge ties them all; the
+        // evidence puts the file with the question's rare words first
+        struct Flat;
+        impl Judge for Flat {
+            fn info(&mut self) -> JudgeInfo {
+                JudgeInfo {
+                    name: "model".into(),
+                    version: "1".into(),
+                    deterministic: false,
+                    cost_per_million_input_tokens: 1.0,
+                    preferred_batch_size: 40,
+                }
+            }
+            fn ask(&mut self, _: &Question, items: &[Item]) -> Result<Response, JudgeError> {
+                Ok(Response {
+                    answers: items
+                        .iter()
+                        .map(|i| {
+                            Answer::YesProbability(if i.text.starts_with("z") { 0.9 } else { 0.3 })
+                        })
+                        .collect(),
+                    usage: Usage::default(),
+                })
+            }
+        }
+        let mut repo = Files(vec![
+            ("a.txt", "the repository\n".into(), false),
+            ("b.txt", "the repository\n".into(), false),
+            (
+                "rare.txt",
+                "lock the repository: invalid issue format\n".into(),
+                false,
+            ),
+            ("z.txt", "nothing of the question\n".into(), false),
+        ]);
+        let mut req = request(Mode::Files, 10);
+        req.question = LOCK.into();
+        req.threshold = 0.0;
+        let out = run(&mut Flat, &mut repo, &req).unwrap();
+        let got: Vec<(&str, f64)> = out
+            .results
+            .iter()
+            .map(|h| (h.path.as_str(), h.probability))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("z.txt", 0.9),
+                ("rare.txt", 0.3),
+                ("a.txt", 0.3),
+                ("b.txt", 0.3)
+            ],
+            "answers unchanged, the judge's order first"
+        );
+    }
+
+    #[test]
+    fn functions_mode_with_the_lexical_judge_ranks_stretches_by_evidence() {
+        let mut body: String = (1..=130)
+            .map(|i| format!("repository line {i}\n"))
+            .collect();
+        body.push_str("func lockIssue() { invalid issue format }\n");
+        let mut repo = Files(vec![
+            ("big.go", body, false),
+            ("other.go", "x\n".into(), false),
+        ]);
+        let mut judge = Lexical::same();
+        let mut req = request(Mode::Functions, 2);
+        req.question = LOCK.into();
+        req.threshold = 0.0;
+        let out = run(&mut judge, &mut repo, &req).unwrap();
+        assert_eq!(judge.asked, 0);
+        assert_eq!(out.results[0].kind, "chunk");
+        assert_eq!(
+            (out.results[0].line_start, out.results[0].line_end),
+            (121, 131),
+            "{out:?}"
+        );
     }
 
     #[test]
