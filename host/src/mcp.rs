@@ -15,6 +15,7 @@ use crate::tools::grep::{self, GrepParams};
 use crate::tools::rank::{self, RankParams};
 use crate::tools::route::{self, RouteParams};
 use crate::tools::sediment_tools::{self as sed, LedgerTools, ToolOutcome};
+use crate::tools::triage::{self, TriageParams};
 use crate::tools::verify::{self, VerifyParams};
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::JsonObject;
@@ -238,6 +239,23 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
         let base = std::env::current_dir().ok();
         tool_result(verify::run(&self.runtime, &self.config, &params, base.as_deref()).await)
     }
+
+    #[tool(
+        name = "sieve_triage_threads",
+        description = "Which agent threads wait on a human. threads: [{thread_id, events: [{id, ts, role, kind, text}], contract: {title, first_prompt, human_amendments}, status?, journal_priority?, complete?}]. Code finds candidate requests in assistant prose; the judge answers separate yes/no questions (a request? answered by later human dialogue? withdrawn? does the latest statement say it blocks progress?), long dialogue in overlapping windows. Per thread: bucket (blocked, needs_input, unknown, clear), coverage (full, truncated), snapshot, requests with raw probabilities and source event ids; usage. A filter to inspect, not a ranking to trust. request_threshold 0.5, budget_usd 0.50, `judge`.",
+        annotations(
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn sieve_triage_threads(
+        &self,
+        Parameters(params): Parameters<TriageParams>,
+    ) -> CallToolResult {
+        tool_result(triage::run(&self.runtime, &self.config, &params).await)
+    }
 }
 
 #[tool_handler]
@@ -250,7 +268,8 @@ impl ServerHandler for SiltServer {
                  sieve_ask asks one question of many items and validates every answer; \
                  sieve_rank reranks candidates you hold; sieve_route picks one route or none; \
                  sieve_grep ranks a repository's files or functions against a question; \
-                 sieve_verify checks claims against the sources they cite.",
+                 sieve_verify checks claims against the sources they cite; \
+                 sieve_triage_threads finds agent threads that wait on a human.",
             )
     }
 }

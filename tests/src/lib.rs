@@ -62,3 +62,60 @@ pub fn silt_binary() -> PathBuf {
     );
     bin
 }
+
+/// An MCP client of `silt serve` over stdio, and its tools' JSON answers.
+pub mod mcp {
+    use std::path::Path;
+
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, CallToolResult};
+    use rmcp::transport::TokioChildProcess;
+    use serde_json::Value;
+
+    pub type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+    /// `silt serve` running in `dir`, with its config, caches and plugins
+    /// under `home` and the lexical judge; `env` is set on top.
+    pub async fn serve(home: &Path, dir: &Path, env: &[(&str, &str)]) -> Client {
+        let mut cmd = tokio::process::Command::new(super::silt_binary());
+        cmd.arg("serve")
+            .current_dir(dir)
+            .env("SILT_CACHE_DIR", home.join("cache"))
+            .env("SILT_PLUGIN_PATH", home.join("plugins"))
+            .env("SILT_CONFIG", home.join("silt.toml"))
+            .env_remove("SILT_FETCH_ALLOW_HOSTS")
+            .env_remove("SILT_FETCH_ALLOW_PRIVATE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        std::fs::write(home.join("silt.toml"), "judge = \"lexical\"\n").unwrap();
+        ().serve(TokioChildProcess::new(cmd).unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// Calls tool `name` with `args` (a JSON object).
+    pub async fn call(client: &Client, name: &'static str, args: Value) -> CallToolResult {
+        client
+            .call_tool(
+                CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone()),
+            )
+            .await
+            .expect("tools/call")
+    }
+
+    /// The result's text content.
+    pub fn text_of(r: &CallToolResult) -> String {
+        r.content
+            .iter()
+            .filter_map(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .collect()
+    }
+
+    /// The result as JSON; panics with the tool's message on an error.
+    pub fn json_of(r: &CallToolResult) -> Value {
+        assert_ne!(r.is_error, Some(true), "tool error: {}", text_of(r));
+        serde_json::from_str(&text_of(r)).unwrap()
+    }
+}

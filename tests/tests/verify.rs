@@ -4,14 +4,11 @@
 
 use std::path::Path;
 
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::transport::TokioChildProcess;
+use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
+use silt_e2e::mcp::{Client, json_of, text_of};
 use silt_e2e::silt_binary;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 const NOTES: &str = "# Ledger notes\n\n\
     The ledger keeps lessons as WHEN and PREFER pairs.\n\n\
@@ -28,44 +25,11 @@ fn workspace() -> tempfile::TempDir {
 }
 
 async fn serve(home: &Path, env: &[(&str, &str)]) -> Client {
-    let mut cmd = tokio::process::Command::new(silt_binary());
-    cmd.arg("serve")
-        .current_dir(home.join("base"))
-        .env("SILT_CACHE_DIR", home.join("cache"))
-        .env("SILT_PLUGIN_PATH", home.join("plugins"))
-        .env("SILT_CONFIG", home.join("silt.toml"))
-        .env_remove("SILT_FETCH_ALLOW_HOSTS")
-        .env_remove("SILT_FETCH_ALLOW_PRIVATE");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    std::fs::write(home.join("silt.toml"), "judge = \"lexical\"\n").unwrap();
-    ().serve(TokioChildProcess::new(cmd).unwrap())
-        .await
-        .unwrap()
+    silt_e2e::mcp::serve(home, &home.join("base"), env).await
 }
 
 async fn verify(client: &Client, args: Value) -> CallToolResult {
-    client
-        .call_tool(
-            CallToolRequestParams::new("sieve_verify")
-                .with_arguments(args.as_object().unwrap().clone()),
-        )
-        .await
-        .expect("tools/call")
-}
-
-fn text_of(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .collect()
-}
-
-fn json_of(r: &CallToolResult) -> Value {
-    assert_ne!(r.is_error, Some(true), "tool error: {}", text_of(r));
-    serde_json::from_str(&text_of(r)).unwrap()
+    silt_e2e::mcp::call(client, "sieve_verify", args).await
 }
 
 /// A loopback server answering every request with `body` as HTML; counts requests.

@@ -184,4 +184,74 @@ impl exports::silt::sieve::grep::Guest for Engine {
     }
 }
 
+impl exports::silt::sieve::triage::Guest for Engine {
+    fn triage(
+        request: exports::silt::sieve::triage::TriageRequest,
+    ) -> Result<exports::silt::sieve::triage::TriageResult, AskError> {
+        use exports::silt::sieve::triage::{RequestResult, ThreadResult, TriageResult};
+        use silt_core::triage as core_triage;
+        let request = core_triage::TriageRequest {
+            threads: request
+                .threads
+                .into_iter()
+                .map(|t| core_triage::Thread {
+                    thread_id: t.thread_id,
+                    events: t
+                        .events
+                        .into_iter()
+                        .map(|e| core_triage::Event {
+                            id: e.id,
+                            ts: e.ts,
+                            role: e.role,
+                            kind: e.kind,
+                            text: e.text,
+                        })
+                        .collect(),
+                    contract: core_triage::Contract {
+                        title: t.contract.title,
+                        first_prompt: t.contract.first_prompt,
+                        human_amendments: t.contract.human_amendments,
+                    },
+                    status: t.status,
+                    journal_priority: t.journal_priority,
+                    complete: t.complete,
+                })
+                .collect(),
+            budget_usd: request.budget_usd,
+            request_threshold: request.request_threshold,
+        };
+        let out = core_triage::run(&mut ImportedJudge, &request).map_err(error_out)?;
+        Ok(TriageResult {
+            threads: out
+                .threads
+                .into_iter()
+                .map(|t| ThreadResult {
+                    thread_id: t.thread_id,
+                    bucket: t.bucket.into(),
+                    coverage: t.coverage.into(),
+                    last_event_id: t.last_event_id,
+                    events: t.events,
+                    one_action_remains: t.one_action_remains,
+                    requests: t
+                        .requests
+                        .into_iter()
+                        .map(|r| RequestResult {
+                            event_id: r.event_id,
+                            text: r.text,
+                            request: r.request,
+                            answered: r.answered,
+                            withdrawn: r.withdrawn,
+                            blocking: r.blocking,
+                            source_event_ids: r.source_event_ids,
+                            open: r.open,
+                        })
+                        .collect(),
+                    journal_priority: t.journal_priority,
+                })
+                .collect(),
+            usage: usage_out(out.usage),
+        })
+    }
+}
+
 export!(Engine);

@@ -12,6 +12,7 @@ pub mod lexical;
 pub mod rank;
 pub mod route;
 pub mod text;
+pub mod triage;
 pub mod types;
 pub mod validate;
 pub mod verify;

@@ -461,6 +461,27 @@ impl Runtime {
             .await)
     }
 
+    /// Runs `sieve_triage_threads` in the ask engine with judge `judge_name`.
+    pub async fn triage(
+        &self,
+        judge_name: &str,
+        request: &crate::bindings::ask_engine::exports::silt::sieve::triage::TriageRequest,
+    ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::triage::TriageResult, CallError>
+    {
+        let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::triage::TriageResult| {
+            r.threads
+                .iter()
+                .map(|t| {
+                    t.thread_id.len() + t.requests.iter().map(|q| q.text.len() + 64).sum::<usize>()
+                })
+                .sum()
+        };
+        ask_engine_call!(self, judge_name, size, |engine, store| engine
+            .silt_sieve_triage()
+            .call_triage(store, request)
+            .await)
+    }
+
     /// Runs `sieve_grep` in the ask engine over the files under `root`.
     pub async fn grep(
         &self,

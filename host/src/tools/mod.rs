@@ -8,4 +8,5 @@ pub mod rank;
 pub mod route;
 pub mod sediment;
 pub mod sediment_tools;
+pub mod triage;
 pub mod verify;
