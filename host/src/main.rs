@@ -59,5 +59,6 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Demo(args) => silt::cli::demo::run(&app, args).await,
         Command::BenchLedger(args) => silt::cli::bench_ledger::run(&app, args).await,
         Command::Bench(args) => silt::cli::bench::run(&app, args).await,
+        Command::BenchSieve(args) => silt::cli::bench_sieve::run(args).await,
     }
 }

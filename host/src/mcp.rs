@@ -9,6 +9,9 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_route
 
 use crate::config::Config;
 use crate::progress::ProgressReporter;
+
+/// What grep's and verify's progress counts.
+const STEPS: &str = "steps (files read, sources fetched, items judged)";
 use crate::runtime::{CallError, Runtime};
 use crate::tools::ask::{self, AskParams};
 use crate::tools::grep::{self, GrepParams};
@@ -219,10 +222,25 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
             open_world_hint = false
         )
     )]
-    async fn sieve_grep(&self, Parameters(params): Parameters<GrepParams>) -> CallToolResult {
+    async fn sieve_grep(
+        &self,
+        Parameters(params): Parameters<GrepParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         // over stdio the server runs in the caller's folder
         let base = std::env::current_dir().ok();
-        tool_result(grep::run(&self.runtime, &self.config, &params, base.as_deref()).await)
+        let progress =
+            ProgressReporter::start(ctx.peer.clone(), ctx.meta.get_progress_token(), STEPS).await;
+        let out = grep::run(
+            &self.runtime,
+            &self.config,
+            &params,
+            base.as_deref(),
+            Some(progress.counter.clone()),
+        )
+        .await;
+        progress.finish().await;
+        tool_result(out)
     }
 
     #[tool(
@@ -235,9 +253,24 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
             open_world_hint = true
         )
     )]
-    async fn sieve_verify(&self, Parameters(params): Parameters<VerifyParams>) -> CallToolResult {
+    async fn sieve_verify(
+        &self,
+        Parameters(params): Parameters<VerifyParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let base = std::env::current_dir().ok();
-        tool_result(verify::run(&self.runtime, &self.config, &params, base.as_deref()).await)
+        let progress =
+            ProgressReporter::start(ctx.peer.clone(), ctx.meta.get_progress_token(), STEPS).await;
+        let out = verify::run(
+            &self.runtime,
+            &self.config,
+            &params,
+            base.as_deref(),
+            Some(progress.counter.clone()),
+        )
+        .await;
+        progress.finish().await;
+        tool_result(out)
     }
 
     #[tool(

@@ -1,5 +1,5 @@
-//! Progress notifications for long MCP calls: a counter the work bumps as
-//! it goes, reported to the client while the call runs.
+//! Progress for long calls: a counter the work bumps as it goes, reported
+//! to the MCP client (progress notifications) or drawn on a terminal.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -91,6 +91,41 @@ impl Drop for ProgressReporter {
     fn drop(&mut self) {
         if let Some(t) = self.ticker.take() {
             t.abort();
+        }
+    }
+}
+
+/// A counter shown on stderr while a command runs, when stderr is a
+/// terminal (never in a pipe, where it would only be noise).
+pub struct TerminalProgress {
+    pub counter: Arc<AtomicU64>,
+    ticker: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl TerminalProgress {
+    /// Starts redrawing `label: N unit` a few times a second.
+    pub fn start(label: &'static str, unit: &'static str) -> Self {
+        use std::io::IsTerminal;
+        let counter = Arc::new(AtomicU64::new(0));
+        let ticker = std::io::stderr().is_terminal().then(|| {
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                const SPIN: [char; 4] = ['|', '/', '-', '\\'];
+                for i in 0.. {
+                    let n = counter.load(Ordering::Relaxed);
+                    eprint!("\r{} {label}: {n} {unit}", SPIN[i % SPIN.len()]);
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            })
+        });
+        TerminalProgress { counter, ticker }
+    }
+
+    /// Stops and clears the line.
+    pub fn finish(mut self) {
+        if let Some(t) = self.ticker.take() {
+            t.abort();
+            eprint!("\r\x1b[2K");
         }
     }
 }

@@ -73,10 +73,56 @@ pub mod mcp {
     use serde_json::Value;
 
     pub type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+    pub type RecordingClient = rmcp::service::RunningService<rmcp::RoleClient, ProgressRecorder>;
+
+    /// Records the progress notifications the server sends.
+    #[derive(Clone, Default)]
+    pub struct ProgressRecorder(
+        pub std::sync::Arc<std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>>,
+    );
+
+    impl rmcp::ClientHandler for ProgressRecorder {
+        async fn on_progress(
+            &self,
+            params: rmcp::model::ProgressNotificationParam,
+            _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+        ) {
+            self.0.lock().unwrap().push(params);
+        }
+    }
+
+    impl ProgressRecorder {
+        /// The notifications so far, once at least `n` arrived (they may
+        /// trail the result by a moment) or after a second.
+        pub async fn seen(&self, n: usize) -> Vec<rmcp::model::ProgressNotificationParam> {
+            for _ in 0..50 {
+                if self.0.lock().unwrap().len() >= n {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            self.0.lock().unwrap().clone()
+        }
+    }
 
     /// `silt serve` running in `dir`, with its config, caches and plugins
     /// under `home` and the lexical judge; `env` is set on top.
     pub async fn serve(home: &Path, dir: &Path, env: &[(&str, &str)]) -> Client {
+        serve_with((), home, dir, env).await
+    }
+
+    /// [`serve`] with a client that records progress notifications.
+    pub async fn serve_recording(home: &Path, dir: &Path) -> (RecordingClient, ProgressRecorder) {
+        let recorder = ProgressRecorder::default();
+        (serve_with(recorder.clone(), home, dir, &[]).await, recorder)
+    }
+
+    async fn serve_with<H: rmcp::ClientHandler>(
+        handler: H,
+        home: &Path,
+        dir: &Path,
+        env: &[(&str, &str)],
+    ) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
         let mut cmd = tokio::process::Command::new(super::silt_binary());
         cmd.arg("serve")
             .current_dir(dir)
@@ -89,13 +135,18 @@ pub mod mcp {
             cmd.env(k, v);
         }
         std::fs::write(home.join("silt.toml"), "judge = \"lexical\"\n").unwrap();
-        ().serve(TokioChildProcess::new(cmd).unwrap())
+        handler
+            .serve(TokioChildProcess::new(cmd).unwrap())
             .await
             .unwrap()
     }
 
     /// Calls tool `name` with `args` (a JSON object).
-    pub async fn call(client: &Client, name: &'static str, args: Value) -> CallToolResult {
+    pub async fn call<H: rmcp::ClientHandler>(
+        client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
+        name: &'static str,
+        args: Value,
+    ) -> CallToolResult {
         client
             .call_tool(
                 CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone()),

@@ -237,22 +237,6 @@ async fn the_nine_tools_and_their_errors() {
     client.cancel().await.unwrap();
 }
 
-/// Records the progress notifications the server sends.
-#[derive(Clone, Default)]
-struct ProgressRecorder(
-    std::sync::Arc<std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>>,
-);
-
-impl rmcp::ClientHandler for ProgressRecorder {
-    async fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
-    ) {
-        self.0.lock().unwrap().push(params);
-    }
-}
-
 #[tokio::test]
 async fn sleep_reports_progress_as_it_judges_pairs() {
     let home = tempfile::tempdir().unwrap();
@@ -287,7 +271,7 @@ async fn sleep_reports_progress_as_it_judges_pairs() {
         .env("SILT_LEDGER_PATH", &ledger)
         .env("SILT_CONFIG", home.path().join("silt.toml"));
     std::fs::write(home.path().join("silt.toml"), "").unwrap();
-    let recorder = ProgressRecorder::default();
+    let recorder = silt_e2e::mcp::ProgressRecorder::default();
     let client = recorder
         .clone()
         .serve(TokioChildProcess::new(cmd).unwrap())
@@ -300,14 +284,7 @@ async fn sleep_reports_progress_as_it_judges_pairs() {
     assert_ne!(r.is_error, Some(true), "{r:?}");
     let result = result_json(&r);
     assert!(result["merged"].as_u64().unwrap() >= 5, "{result}");
-    // notifications may trail the result by a moment
-    for _ in 0..50 {
-        if recorder.0.lock().unwrap().len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let seen = recorder.0.lock().unwrap().clone();
+    let seen = recorder.seen(2).await;
     assert!(seen.len() >= 2, "{seen:?}");
     assert_eq!(seen[0].message.as_deref(), Some("started"));
     let last = seen.last().unwrap();

@@ -336,3 +336,44 @@ fn silt_verify_reads_pdfs_in_a_child_and_reports_why_one_cannot_be_read() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn grep_and_verify_report_progress_when_asked() {
+    let home = workspace();
+    let base = home.path().join("base");
+    let (client, recorder) = silt_e2e::mcp::serve_recording(home.path(), &base).await;
+    let out = json_of(
+        &silt_e2e::mcp::call(
+            &client,
+            "sieve_verify",
+            json!({"records": [{"claim": "A budget caps the active set",
+                                "citations": [{"locator": "notes.md"}]}]}),
+        )
+        .await,
+    );
+    assert_eq!(out["sources"][0]["error"], Value::Null);
+    let seen = recorder.seen(2).await;
+    assert_eq!(seen[0].message.as_deref(), Some("started"));
+    let last = seen.last().unwrap();
+    // one source fetched and its passages judged
+    assert!(last.progress >= 2.0, "{last:?}");
+    assert!(
+        last.message.as_deref().unwrap().starts_with("done: "),
+        "{last:?}"
+    );
+
+    recorder.0.lock().unwrap().clear();
+    let out = json_of(
+        &silt_e2e::mcp::call(
+            &client,
+            "sieve_grep",
+            json!({"question": "ledger budget", "path": "."}),
+        )
+        .await,
+    );
+    assert!(out["units_scored"].as_u64().unwrap() >= 1);
+    let seen = recorder.seen(2).await;
+    let last = seen.last().unwrap();
+    assert!(last.progress >= 1.0, "a file was read: {last:?}");
+    client.cancel().await.unwrap();
+}

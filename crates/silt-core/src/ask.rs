@@ -227,6 +227,54 @@ pub fn run_budgeted(
     })
 }
 
+/// One yes/no `question` asked of every text in `texts` under a budget
+/// shared with the pipeline's other calls: each text's p(yes), by
+/// position (None where the budget ran out first).
+pub fn yes_probabilities(
+    judge: &mut dyn Judge,
+    question: Question,
+    texts: Vec<String>,
+    max_chars: u32,
+    max_batch: usize,
+    budget: &mut Budget,
+    usage: &mut AskUsage,
+) -> Result<Vec<Option<f64>>, AskError> {
+    let n = texts.len();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let out = run_budgeted(
+        judge,
+        &AskRequest {
+            question,
+            items: texts
+                .into_iter()
+                .enumerate()
+                .map(|(i, text)| Item {
+                    id: i.to_string(),
+                    text,
+                })
+                .collect(),
+            max_chars,
+            budget_usd: budget.limit_usd(),
+            top_k: None,
+            threshold: 0.0,
+        },
+        max_batch,
+        budget,
+    )?;
+    usage.add(&out.usage);
+    let mut p = vec![None; n];
+    if let AskRows::Judge(rows) = out.rows {
+        for r in rows {
+            if let Ok(i) = r.id.parse::<usize>() {
+                p[i] = Some(r.probability);
+            }
+        }
+    }
+    Ok(p)
+}
+
 fn shape(req: &AskRequest, answered: Vec<(&Item, Answer)>) -> AskRows {
     let labels = req.question.space.labels();
     let labelled = |p: &[f64]| -> Vec<(String, f64)> {

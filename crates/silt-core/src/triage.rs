@@ -8,10 +8,10 @@
 //! scoring whole windows, so the result is a filter to inspect, not a
 //! ranking to trust.
 
-use crate::ask::{self, AskError, AskRequest, AskRows, AskUsage, round4};
+use crate::ask::{self, AskError, AskUsage, round4};
 use crate::budget::Budget;
 use crate::text::cut_chars;
-use crate::types::{AnswerSpace, Item, Judge, Question};
+use crate::types::{AnswerSpace, Judge, Question};
 
 /// Characters of later dialogue one window holds, and how far windows overlap.
 pub const WINDOW_CHARS: usize = 3000;
@@ -248,8 +248,7 @@ fn q_one_action() -> Question {
     )
 }
 
-/// One question asked of many items under the call's budget; the
-/// probability of each item by position (None: the budget ran out first).
+/// One question asked of many texts under the call's budget.
 fn ask_all(
     judge: &mut dyn Judge,
     question: Question,
@@ -257,40 +256,15 @@ fn ask_all(
     budget: &mut Budget,
     usage: &mut AskUsage,
 ) -> Result<Vec<Option<f64>>, AskError> {
-    let n = items.len();
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    let out = ask::run_budgeted(
+    ask::yes_probabilities(
         judge,
-        &AskRequest {
-            question,
-            items: items
-                .into_iter()
-                .enumerate()
-                .map(|(i, text)| Item {
-                    id: i.to_string(),
-                    text,
-                })
-                .collect(),
-            max_chars: ask::DEFAULT_MAX_CHARS,
-            budget_usd: budget.limit_usd(),
-            top_k: None,
-            threshold: 0.0,
-        },
+        question,
+        items,
+        ask::DEFAULT_MAX_CHARS,
         ask::MAX_BATCH,
         budget,
-    )?;
-    usage.add(&out.usage);
-    let mut p = vec![None; n];
-    if let AskRows::Judge(rows) = out.rows {
-        for r in rows {
-            if let Ok(i) = r.id.parse::<usize>() {
-                p[i] = Some(r.probability);
-            }
-        }
-    }
-    Ok(p)
+        usage,
+    )
 }
 
 /// The highest probability over each candidate's windows.
@@ -573,7 +547,7 @@ pub fn run(judge: &mut dyn Judge, req: &TriageRequest) -> Result<TriageOutcome, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Answer, JudgeError, JudgeInfo, Response, Usage};
+    use crate::types::{Answer, Item, JudgeError, JudgeInfo, Response, Usage};
 
     /// Answers by keywords, as a model would by meaning: a request asks
     /// "which", an answer says "go with", a withdrawal says "never mind",

@@ -3,6 +3,7 @@
 pub mod ask;
 pub mod bench;
 pub mod bench_ledger;
+pub mod bench_sieve;
 pub mod demo;
 pub mod ledger;
 pub mod plugins;
@@ -47,6 +48,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Time the ledger on a generated ledger, beside the Python reference when given its checkout.
     BenchLedger(bench_ledger::BenchLedgerArgs),
+    /// Time grep over a repository (cold, warm, beside the I/O floor) and verify over a 20-claim report.
+    BenchSieve(bench_sieve::BenchSieveArgs),
     /// The PDF reader's child process (run by silt itself under limits).
     #[command(hide = true)]
     PdfText(PdfTextArgs),

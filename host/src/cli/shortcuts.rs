@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 
 use crate::app::App;
 use crate::cli::ask::read_json;
+use crate::progress::TerminalProgress;
 use crate::tools::{grep, rank, route, verify};
 
 #[derive(Debug, clap::Args)]
@@ -116,7 +117,17 @@ pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
         judge: args.judge,
     };
     let base = std::env::current_dir()?;
-    let out = grep::run(&app.runtime, &app.config, &params, Some(&base)).await?;
+    let progress = TerminalProgress::start("grep", "steps");
+    let out = grep::run(
+        &app.runtime,
+        &app.config,
+        &params,
+        Some(&base),
+        Some(progress.counter.clone()),
+    )
+    .await;
+    progress.finish();
+    let out = out?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
@@ -197,7 +208,17 @@ pub async fn verify(app: &App, args: VerifyArgs) -> Result<()> {
         judge: args.judge,
     };
     let base = std::env::current_dir()?;
-    let out = verify::run(&app.runtime, &app.config, &params, Some(&base)).await?;
+    let progress = TerminalProgress::start("verify", "steps");
+    let out = verify::run(
+        &app.runtime,
+        &app.config,
+        &params,
+        Some(&base),
+        Some(progress.counter.clone()),
+    )
+    .await;
+    progress.finish();
+    let out = out?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());

@@ -36,6 +36,7 @@ impl judge_import::Host for PluginState {
                 self.plugin
             );
         };
+        self.step(items.len() as u64);
         let Some(cache) = self.answers.clone() else {
             self.judge_calls += 1;
             return Ok(judge.ask(&question, &items).await);
@@ -160,12 +161,14 @@ impl crate::bindings::verify_engine::silt::host::sources::Host for PluginState {
                 self.plugin
             )));
         };
-        Ok(fetcher.fetch(&locator).await.map(|s| {
-            crate::bindings::verify_engine::silt::host::sources::Source {
+        let fetched = fetcher.fetch(&locator).await;
+        self.step(1);
+        Ok(fetched.map(
+            |s| crate::bindings::verify_engine::silt::host::sources::Source {
                 text: s.text,
                 version: s.version,
-            }
-        }))
+            },
+        ))
     }
 }
 
@@ -204,6 +207,7 @@ impl crate::bindings::ask_engine::silt::host::files::Host for PluginState {
     }
 
     async fn read(&mut self, path: String) -> wasmtime::Result<Result<String, String>> {
+        self.step(1);
         // only what the walk kept: no `..`, no symlink, nothing ignored
         let found = self
             .repo

@@ -488,6 +488,7 @@ impl Runtime {
         judge_name: &str,
         root: &std::path::Path,
         request: &crate::bindings::ask_engine::exports::silt::sieve::grep::GrepRequest,
+        steps: Option<Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult, CallError>
     {
         let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult| {
@@ -521,6 +522,7 @@ impl Runtime {
             |state| {
                 state.answers = answers;
                 state.repo = repo;
+                state.steps = steps;
             },
             size,
             |engine, store| engine.silt_sieve_grep().call_grep(store, request).await
@@ -533,6 +535,7 @@ impl Runtime {
         judge_name: &str,
         sources: crate::fetch::SourceFetcher,
         request: &crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyRequest,
+        steps: Option<Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyResult, CallError>
     {
         use crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyResult;
@@ -554,6 +557,7 @@ impl Runtime {
             |state| {
                 state.answers = answers;
                 state.sources = sources;
+                state.steps = steps;
             },
             size,
             |engine, store| engine.silt_sieve_verify().call_verify(store, request).await

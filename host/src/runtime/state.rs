@@ -74,6 +74,9 @@ pub struct PluginState {
     pub cache_hits: u32,
     /// The repository a grep call may walk and read, once walked.
     pub repo: Option<RepoGrant>,
+    /// Steps of work done (files read, sources fetched, items judged),
+    /// when someone is watching a long grep or verify call.
+    pub steps: Option<Arc<AtomicU64>>,
     /// Where a verify call's `sources` import fetches from.
     pub sources: Option<Arc<crate::fetch::SourceFetcher>>,
 }
@@ -102,6 +105,13 @@ impl RepoGrant {
 }
 
 impl PluginState {
+    /// Counts `n` steps of work for whoever watches the call.
+    pub fn step(&self, n: u64) {
+        if let Some(c) = &self.steps {
+            c.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     /// A state whose WASI view grants exactly what `manifest` says.
     pub fn new(manifest: &Manifest) -> anyhow::Result<Self> {
         let mut wasi = WasiCtx::builder();
@@ -148,6 +158,7 @@ impl PluginState {
             cache_hits: 0,
             repo: None,
             sources: None,
+            steps: None,
         })
     }
 

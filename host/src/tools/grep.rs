@@ -3,6 +3,8 @@
 //! reads it only through the host's `files` import.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -81,6 +83,7 @@ pub async fn run(
     config: &Config,
     params: &GrepParams,
     base: Option<&Path>,
+    steps: Option<Arc<AtomicU64>>,
 ) -> Result<Value, CallError> {
     let root = resolve_root(&params.path, base)?;
     let request = GrepRequest {
@@ -97,7 +100,7 @@ pub async fn run(
         .judge
         .as_deref()
         .unwrap_or_else(|| config.judge_for("sieve_grep"));
-    let r = runtime.grep(judge, &root, &request).await?;
+    let r = runtime.grep(judge, &root, &request, steps).await?;
     let mut out = json!({
         "results": r.results.iter().map(|h| json!({
             "path": h.path, "line_start": h.line_start, "line_end": h.line_end,

@@ -3,6 +3,8 @@
 //! passages and asks the judge.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -167,12 +169,14 @@ fn claim_json(c: &ClaimResult) -> Value {
 
 /// Runs `sieve_verify`. `caller_dir` is where relative base paths resolve
 /// and the default base path (None, as over HTTP: base_path must be
-/// absolute and file locators need one).
+/// absolute and file locators need one); `steps` counts sources fetched
+/// and passages judged for a progress report.
 pub async fn run(
     runtime: &Runtime,
     config: &Config,
     params: &VerifyParams,
     caller_dir: Option<&Path>,
+    steps: Option<Arc<AtomicU64>>,
 ) -> Result<Value, CallError> {
     let request = params.to_request()?;
     let base = match (&params.base_path, caller_dir) {
@@ -185,7 +189,7 @@ pub async fn run(
         .judge
         .as_deref()
         .unwrap_or_else(|| config.judge_for("sieve_verify"));
-    let r = runtime.verify(judge, fetcher, &request).await?;
+    let r = runtime.verify(judge, fetcher, &request, steps).await?;
     let mut out = json!({
         "results": r.results.iter().map(claim_json).collect::<Vec<_>>(),
         "counts": r.counts.iter().map(|c| (c.verdict.clone(), json!(c.count))).collect::<Map<_, _>>(),

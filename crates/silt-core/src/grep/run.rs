@@ -8,11 +8,11 @@
 //! judge is not asked), with any other judge it orders what the judge left
 //! tied.
 
-use crate::ask::{self, AskError, AskRequest, AskRows, AskUsage, round4};
+use crate::ask::{self, AskError, AskUsage, round4};
 use crate::budget::Budget;
 use crate::lexical;
 use crate::rank::{NOT_RELEVANT, QUESTION, RELEVANT};
-use crate::types::{AnswerSpace, Item, Judge, Question};
+use crate::types::{AnswerSpace, Judge, Question};
 
 use super::evidence::{Counts, Evidence, Weights, lexical_probability};
 use super::units::{self, FUNCTION_UNIT_CHARS, OutlineSource};
@@ -73,7 +73,7 @@ fn judge_units(
     judge: &mut dyn Judge,
     engine: Option<&[f64]>,
     question: &str,
-    items: Vec<Item>,
+    items: Vec<String>,
     max_batch: usize,
     budget: &mut Budget,
     usage: &mut AskUsage,
@@ -84,40 +84,16 @@ fn judge_units(
             .map(|&c| Some(lexical_probability(c)))
             .collect());
     }
-    let n = items.len();
-    if n == 0 {
-        return Ok(vec![]);
-    }
-    let out = ask::run_budgeted(
-        judge,
-        &AskRequest {
-            question: Question {
-                text: QUESTION.into(),
-                space: AnswerSpace::Judge {
-                    yes: format!("{RELEVANT} {}", question.trim()),
-                    no: NOT_RELEVANT.into(),
-                },
-            },
-            items,
-            // units are already cut to their caps
-            max_chars: (FUNCTION_UNIT_CHARS * 2) as u32,
-            budget_usd: budget.limit_usd(),
-            top_k: None,
-            threshold: 0.0,
+    let question = Question {
+        text: QUESTION.into(),
+        space: AnswerSpace::Judge {
+            yes: format!("{RELEVANT} {}", question.trim()),
+            no: NOT_RELEVANT.into(),
         },
-        max_batch,
-        budget,
-    )?;
-    usage.add(&out.usage);
-    let mut probabilities = vec![None; n];
-    if let AskRows::Judge(rows) = out.rows {
-        for r in rows {
-            if let Ok(i) = r.id.parse::<usize>() {
-                probabilities[i] = Some(r.probability);
-            }
-        }
-    }
-    Ok(probabilities)
+    };
+    // units are already cut to their caps
+    let max_chars = (FUNCTION_UNIT_CHARS * 2) as u32;
+    ask::yes_probabilities(judge, question, items, max_chars, max_batch, budget, usage)
 }
 
 /// A hit and its unit's evidence, which orders equal probabilities.
@@ -184,7 +160,7 @@ pub fn run(
     let mut evidence = Evidence::new(&req.question);
     let mut files: Vec<(String, usize)> = Vec::new();
     let mut counts: Vec<Counts> = Vec::new();
-    let mut items: Vec<Item> = Vec::new();
+    let mut items: Vec<String> = Vec::new();
     for (path, binary) in walked {
         if binary {
             continue;
@@ -192,13 +168,10 @@ pub fn run(
         let text = repo.read(&path).map_err(AskError::InvalidRequest)?;
         counts.push(evidence.count(&path, &text));
         if !engine_answers {
-            items.push(Item {
-                id: files.len().to_string(),
-                text: format!(
-                    "{path}\n{}",
-                    units::file_preview(&text, &OutlineSource::for_path(&path))
-                ),
-            });
+            items.push(format!(
+                "{path}\n{}",
+                units::file_preview(&text, &OutlineSource::for_path(&path))
+            ));
         }
         files.push((path, units::lines(&text).len().max(1)));
     }
@@ -254,13 +227,10 @@ pub fn run(
             let body = lines[start - 1..end].join("\n");
             span_counts.push(evidence.count(&hit.path, &body));
             if !engine_answers {
-                items.push(Item {
-                    id: spans.len().to_string(),
-                    text: units::cut_with_marker(
-                        &format!("{}:{start}-{end}\n{body}", hit.path),
-                        FUNCTION_UNIT_CHARS,
-                    ),
-                });
+                items.push(units::cut_with_marker(
+                    &format!("{}:{start}-{end}\n{body}", hit.path),
+                    FUNCTION_UNIT_CHARS,
+                ));
             }
             spans.push((hit.path.clone(), start, end));
         }
@@ -303,6 +273,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::Item;
     use crate::types::{Answer, JudgeError, JudgeInfo, Response, Usage};
 
     struct Files(Vec<(&'static str, String, bool)>);

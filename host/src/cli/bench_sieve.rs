@@ -1,0 +1,202 @@
+//! `silt bench-sieve`: grep over a repository cold and warm beside the
+//! I/O floor (listing the files as `rg --files` does and reading every
+//! one), and verify over a generated 20-claim report citing local files.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+
+use crate::app::App;
+use crate::config::Config;
+use crate::tools::grep::{self, GrepMode, GrepParams};
+use crate::tools::verify::{self, VerifyParams};
+
+#[derive(Debug, clap::Args)]
+pub struct BenchSieveArgs {
+    /// The repository grep searches (about 1000 files is the reference's size).
+    #[arg(long)]
+    pub repo: PathBuf,
+    /// What grep is asked.
+    #[arg(
+        long,
+        default_value = "where are command line flags parsed and validated"
+    )]
+    pub question: String,
+    /// Warm runs per measurement.
+    #[arg(long, default_value_t = 5)]
+    pub runs: u32,
+    /// JSON out.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn secs(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0).round() / 1000.0
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// A fresh app whose caches (compiled components, answers) live in `dir`.
+fn fresh_app(dir: &Path) -> Result<App> {
+    let config = Config {
+        cache_dir: Some(dir.to_path_buf()),
+        ..Config::default()
+    };
+    App::with_config(config, true)
+}
+
+/// The floor any grep pays: list the files (`rg --files` when installed,
+/// else silt's own gitignore-aware walk) and read every one.
+fn io_floor(repo: &Path) -> Result<(Duration, String, usize, u64)> {
+    let started = Instant::now();
+    let (files, lister): (Vec<PathBuf>, String) = match std::process::Command::new("rg")
+        .arg("--files")
+        .current_dir(repo)
+        .output()
+    {
+        Ok(out) if out.status.success() => (
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(|l| repo.join(l))
+                .collect(),
+            "rg --files".into(),
+        ),
+        _ => (
+            crate::walk::walk(repo, grep::CACHE_DIR)?
+                .into_iter()
+                .map(|f| repo.join(f.path))
+                .collect(),
+            "silt walk (rg not installed)".into(),
+        ),
+    };
+    let mut bytes = 0u64;
+    for f in &files {
+        bytes += std::fs::read(f).map(|b| b.len() as u64).unwrap_or(0);
+    }
+    Ok((started.elapsed(), lister, files.len(), bytes))
+}
+
+/// Ten source files and a 20-claim report citing them, half the claims
+/// with quotes, a few citing what the sources do not say.
+fn verify_fixture(dir: &Path) -> Result<String> {
+    let topics = [
+        "ledger", "budget", "sleep", "recall", "capture", "decay", "merge", "boundary", "parent",
+        "eviction",
+    ];
+    let mut report = String::from("# Findings\n\n");
+    for (i, t) in topics.iter().enumerate() {
+        let mut text = String::new();
+        for p in 0..12 {
+            text.push_str(&format!(
+                "Paragraph {p} on the {t}: the {t} keeps {n} items and revisits them every {d} days. \
+                 Other notes on unrelated topics follow, covering storage, logging and tests.\n\n",
+                n = 100 + i * 10 + p,
+                d = 3 + p
+            ));
+        }
+        std::fs::write(dir.join(format!("{t}.md")), text)?;
+        report.push_str(&format!(
+            "- The {t} keeps {} items (`{t}.md`).\n- It revisits them every 5 days [notes]({t}.md).\n",
+            100 + i * 10 + 2
+        ));
+    }
+    Ok(report)
+}
+
+pub async fn run(args: BenchSieveArgs) -> Result<()> {
+    let repo = std::fs::canonicalize(&args.repo)
+        .with_context(|| format!("cannot open {}", args.repo.display()))?;
+    let runs = args.runs.max(1);
+    let (floor, lister, files, bytes) = io_floor(&repo)?;
+
+    let cache = tempfile::tempdir()?;
+    let params = |mode| GrepParams {
+        question: args.question.clone(),
+        path: repo.to_string_lossy().into_owned(),
+        mode,
+        top_k: Some(20),
+        threshold: Some(0.0),
+        budget_usd: None,
+        judge: Some("lexical".into()),
+    };
+    let mut grep_json = json!({});
+    for (name, mode) in [
+        ("files", GrepMode::Files),
+        ("functions", GrepMode::Functions),
+    ] {
+        // cold: a fresh app, nothing compiled or cached
+        let app = fresh_app(&cache.path().join(name))?;
+        let t = Instant::now();
+        let first = grep::run(&app.runtime, &app.config, &params(mode), None, None).await?;
+        let cold = t.elapsed();
+        let mut warm = Vec::new();
+        for _ in 0..runs {
+            let t = Instant::now();
+            grep::run(&app.runtime, &app.config, &params(mode), None, None).await?;
+            warm.push(t.elapsed());
+        }
+        grep_json[name] = json!({
+            "cold_s": secs(cold), "warm_p50_s": secs(median(warm)),
+            "units_scored": first["units_scored"], "requests": first["requests"],
+        });
+    }
+
+    let fixture = tempfile::tempdir()?;
+    let report = verify_fixture(fixture.path())?;
+    let vparams = VerifyParams {
+        report: Some(report),
+        base_path: Some(fixture.path().to_string_lossy().into_owned()),
+        judge: Some("lexical".into()),
+        ..VerifyParams::default()
+    };
+    let app = fresh_app(&cache.path().join("verify"))?;
+    let t = Instant::now();
+    let first = verify::run(&app.runtime, &app.config, &vparams, None, None).await?;
+    let vcold = t.elapsed();
+    let mut vwarm = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        verify::run(&app.runtime, &app.config, &vparams, None, None).await?;
+        vwarm.push(t.elapsed());
+    }
+    let claims = first["results"].as_array().map_or(0, Vec::len);
+    let vwarm = median(vwarm);
+
+    let out: Value = json!({
+        "repo": repo, "files": files, "bytes": bytes,
+        "io_floor": {"lister": lister, "seconds": secs(floor)},
+        "grep": grep_json,
+        "verify": {"claims": claims, "cold_s": secs(vcold), "warm_p50_s": secs(vwarm),
+                   "requests": first["requests"]},
+        "runs": runs,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!(
+            "{files} files, {:.1} MB; I/O floor ({lister}): {:.3} s",
+            bytes as f64 / 1e6,
+            secs(floor)
+        );
+        for name in ["files", "functions"] {
+            let g = &out["grep"][name];
+            println!(
+                "grep {name:<9} cold {:.3} s, warm p50 {:.3} s ({} units)",
+                g["cold_s"].as_f64().unwrap_or(0.0),
+                g["warm_p50_s"].as_f64().unwrap_or(0.0),
+                g["units_scored"]
+            );
+        }
+        println!(
+            "verify {claims} claims: cold {:.3} s, warm p50 {:.3} s",
+            secs(vcold),
+            secs(vwarm)
+        );
+    }
+    Ok(())
+}
