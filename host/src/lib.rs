@@ -11,5 +11,6 @@ pub mod mcp;
 pub mod plugins;
 pub mod progress;
 pub mod runtime;
+pub mod syntax;
 pub mod tools;
 pub mod walk;

@@ -418,8 +418,17 @@ async fn grep_over_stdio_walks_as_git_would_and_ranks_files() {
         )
         .await,
     );
-    assert_eq!(functions["results"][0]["kind"], "chunk", "{functions}");
+    // the host's parser splits a.py into its one function
+    assert_eq!(functions["results"][0]["kind"], "function", "{functions}");
     assert_eq!(functions["results"][0]["path"], "a.py");
+    assert_eq!(
+        (
+            &functions["results"][0]["line_start"],
+            &functions["results"][0]["line_end"]
+        ),
+        (&json!(1), &json!(2)),
+        "{functions}"
+    );
 
     for (args, needle) in [
         (

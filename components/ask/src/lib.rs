@@ -135,7 +135,7 @@ impl exports::silt::sieve::route::Guest for Engine {
     }
 }
 
-/// The host's walk and reads, seen through `silt_core`'s trait.
+/// The host's walk, reads and parser, seen through `silt_core`'s trait.
 struct ImportedRepository;
 
 impl silt_core::grep::run::Repository for ImportedRepository {
@@ -148,6 +148,22 @@ impl silt_core::grep::run::Repository for ImportedRepository {
 
     fn read(&mut self, path: &str) -> Result<String, String> {
         silt::host::files::read(path)
+    }
+
+    fn syntax(&mut self, path: &str) -> Result<Option<silt_core::grep::units::Syntax>, String> {
+        use silt_core::grep::units::{FunctionSpan, Syntax};
+        Ok(silt::host::files::syntax(path)?.map(|s| Syntax {
+            definitions: s.definitions.into_iter().map(|n| n as usize).collect(),
+            functions: s
+                .functions
+                .into_iter()
+                .map(|f| FunctionSpan {
+                    name: f.name,
+                    line_start: f.line_start as usize,
+                    line_end: f.line_end as usize,
+                })
+                .collect(),
+        }))
     }
 }
 

@@ -1,5 +1,6 @@
 //! The imports engines see: the judge (forwarded to the chosen judge
-//! plugin), the log and the clock.
+//! plugin), the log, the clock, and for grep the repository's files (the
+//! walk, reads and the parser's syntax).
 
 use crate::bindings::ask_engine::silt::host::{clock, log};
 use crate::bindings::ask_engine::silt::judge::judge as judge_import;
@@ -208,16 +209,51 @@ impl crate::bindings::ask_engine::silt::host::files::Host for PluginState {
 
     async fn read(&mut self, path: String) -> wasmtime::Result<Result<String, String>> {
         self.step(1);
-        // only what the walk kept: no `..`, no symlink, nothing ignored
-        let found = self
-            .repo
+        Ok(self.read_walked(&path))
+    }
+
+    async fn syntax(
+        &mut self,
+        path: String,
+    ) -> wasmtime::Result<
+        Result<Option<crate::bindings::ask_engine::silt::host::files::FileSyntax>, String>,
+    > {
+        use crate::bindings::ask_engine::silt::host::files::{FileSyntax, FunctionSpan};
+        if crate::syntax::language_for(&path).is_none() {
+            // no grammar: known without reading, but only for a walked path
+            return Ok(self.walked_path(&path).map(|_| None));
+        }
+        Ok(self.read_walked(&path).map(|text| {
+            crate::syntax::parse(&path, &text).map(|s| FileSyntax {
+                definitions: s.definitions.into_iter().map(|n| n as u32).collect(),
+                functions: s
+                    .functions
+                    .into_iter()
+                    .map(|f| FunctionSpan {
+                        name: f.name,
+                        line_start: f.line_start as u32,
+                        line_end: f.line_end as u32,
+                    })
+                    .collect(),
+            })
+        }))
+    }
+}
+
+impl PluginState {
+    /// Where a path of this call's walk is on disk; an error for anything
+    /// the walk did not keep as text: no `..`, no symlink, nothing ignored.
+    fn walked_path(&self, path: &str) -> Result<std::path::PathBuf, String> {
+        self.repo
             .as_ref()
-            .and_then(|r| r.readable.get(&path))
-            .cloned();
-        Ok(match found {
-            None => Err(format!("'{path}' is not a text file of this walk")),
-            Some(p) => crate::walk::read_text(&p).map_err(|e| format!("{e:#}")),
-        })
+            .and_then(|r| r.readable.get(path))
+            .cloned()
+            .ok_or_else(|| format!("'{path}' is not a text file of this walk"))
+    }
+
+    /// A walked text file's contents.
+    fn read_walked(&self, path: &str) -> Result<String, String> {
+        crate::walk::read_text(&self.walked_path(path)?).map_err(|e| format!("{e:#}"))
     }
 }
 
@@ -266,9 +302,47 @@ mod tests {
             "s.txt",
             "/etc/passwd",
             "./a.txt",
+            "../repo/f.py",
         ] {
             let r = state.read(path.into()).await.unwrap();
             assert!(r.is_err(), "{path} was readable");
+            let r = state.syntax(path.into()).await.unwrap();
+            assert!(r.is_err(), "{path} was parsed");
         }
+    }
+
+    #[tokio::test]
+    async fn an_engine_gets_the_syntax_of_walked_sources_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::write(root.join(".gitignore"), "hidden.py\n").unwrap();
+        std::fs::write(
+            root.join("x.go"),
+            "package x\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("hidden.py"), "def f(): pass\n").unwrap();
+        std::fs::write(root.join("notes.txt"), "def f(): pass\n").unwrap();
+        let manifest =
+            Manifest::parse(include_str!("../../builtin/ask.toml"), "built-in manifest").unwrap();
+        let mut state = PluginState::new(&manifest).unwrap();
+        state.repo = Some(RepoGrant::new(root, ".silt-cache"));
+        // nothing is parsed before the walk
+        assert!(state.syntax("x.go".into()).await.unwrap().is_err());
+        state.walk().await.unwrap().unwrap();
+        let go = state.syntax("x.go".into()).await.unwrap().unwrap().unwrap();
+        assert_eq!(go.definitions, [3]);
+        let spans: Vec<(String, u32, u32)> = go
+            .functions
+            .into_iter()
+            .map(|f| (f.name, f.line_start, f.line_end))
+            .collect();
+        assert_eq!(spans, [("Add".to_string(), 3, 5)]);
+        assert!(matches!(
+            state.syntax("notes.txt".into()).await.unwrap(),
+            Ok(None)
+        ));
+        assert!(state.syntax("hidden.py".into()).await.unwrap().is_err());
+        assert!(state.syntax("missing.py".into()).await.unwrap().is_err());
     }
 }

@@ -1,7 +1,7 @@
 //! The grep pipeline: every text file's preview judged against the
 //! question; in functions mode, the strongest files' stretches judged
 //! again. The repository is reached through [`Repository`] (the host's
-//! walk and reads, in the component).
+//! walk, reads and parser, in the component).
 //!
 //! Every unit also gets the repository's lexical evidence
 //! ([`super::evidence`]): with silt's lexical judge it is the answer (the
@@ -15,7 +15,7 @@ use crate::rank::{NOT_RELEVANT, QUESTION, RELEVANT};
 use crate::types::{AnswerSpace, Judge, Question};
 
 use super::evidence::{Counts, Evidence, Weights, lexical_probability};
-use super::units::{self, FUNCTION_UNIT_CHARS, OutlineSource};
+use super::units::{self, FUNCTION_UNIT_CHARS, OutlineSource, SMALL_FILE_LINES, Syntax};
 
 /// The most results a call may ask for.
 pub const MAX_TOP_K: u32 = 200;
@@ -28,6 +28,12 @@ pub trait Repository {
     fn walk(&mut self) -> Result<Vec<(String, bool)>, String>;
     /// A walked text file's contents.
     fn read(&mut self, path: &str) -> Result<String, String>;
+    /// What a parser found in a walked text file (top-level definitions
+    /// and function spans); None when its language has no grammar. The
+    /// default has no parser: outlines by extension and 60-line chunks.
+    fn syntax(&mut self, _path: &str) -> Result<Option<Syntax>, String> {
+        Ok(None)
+    }
 }
 
 /// Files or functions.
@@ -167,13 +173,20 @@ pub fn run(
         }
         let text = repo.read(&path).map_err(AskError::InvalidRequest)?;
         counts.push(evidence.count(&path, &text));
+        let n_lines = units::lines(&text).len();
         if !engine_answers {
+            // the parser is asked only where its outline is shown
+            let syntax = if n_lines > SMALL_FILE_LINES {
+                repo.syntax(&path).map_err(AskError::InvalidRequest)?
+            } else {
+                None
+            };
             items.push(format!(
                 "{path}\n{}",
-                units::file_preview(&text, &OutlineSource::for_path(&path))
+                units::file_preview(&text, &OutlineSource::for_file(&path, syntax.as_ref()))
             ));
         }
-        files.push((path, units::lines(&text).len().max(1)));
+        files.push((path, n_lines.max(1)));
     }
     let weights = Weights::new(&evidence, &counts);
     let file_c = weights.coverage(&counts);
@@ -215,15 +228,17 @@ pub fn run(
         });
     }
 
-    // functions: the strongest files (at most 2 × top_k) split into chunks
+    // functions: the strongest files (at most 2 × top_k) split into their
+    // function spans, or into chunks where the parser found none
     let strongest = shape(file_hits, req.threshold, req.top_k.saturating_mul(2));
-    let mut spans: Vec<(String, usize, usize)> = Vec::new();
+    let mut spans: Vec<(String, usize, usize, &'static str)> = Vec::new();
     let mut span_counts: Vec<Counts> = Vec::new();
     let mut items = Vec::new();
     for hit in &strongest {
         let text = repo.read(&hit.path).map_err(AskError::InvalidRequest)?;
+        let syntax = repo.syntax(&hit.path).map_err(AskError::InvalidRequest)?;
         let lines = units::lines(&text);
-        for (start, end) in units::chunks(&lines) {
+        for (start, end, kind) in units::stretches(&lines, syntax.as_ref()) {
             let body = lines[start - 1..end].join("\n");
             span_counts.push(evidence.count(&hit.path, &body));
             if !engine_answers {
@@ -232,7 +247,7 @@ pub fn run(
                     FUNCTION_UNIT_CHARS,
                 ));
             }
-            spans.push((hit.path.clone(), start, end));
+            spans.push((hit.path.clone(), start, end, kind.as_str()));
         }
     }
     // term weights stay the repository's; lengths compare the stretches
@@ -250,13 +265,13 @@ pub fn run(
     let hits = spans
         .into_iter()
         .zip(span_p.into_iter().zip(span_c))
-        .filter_map(|((path, s, e), (p, c))| {
+        .filter_map(|((path, s, e, kind), (p, c))| {
             p.map(|p| Ranked {
                 hit: Hit {
                     path,
                     line_start: s as u32,
                     line_end: e as u32,
-                    kind: "chunk",
+                    kind,
                     probability: round4(p),
                 },
                 evidence: c,
@@ -510,6 +525,18 @@ mod tests {
         );
     }
 
+    /// Functions mode over `repo` for `LOCK` with the lexical judge, which
+    /// is never asked.
+    fn lexical_functions(repo: &mut dyn Repository, top_k: u32) -> GrepOutcome {
+        let mut judge = Lexical::same();
+        let mut req = request(Mode::Functions, top_k);
+        req.question = LOCK.into();
+        req.threshold = 0.0;
+        let out = run(&mut judge, repo, &req).unwrap();
+        assert_eq!(judge.asked, 0);
+        out
+    }
+
     #[test]
     fn functions_mode_with_the_lexical_judge_ranks_stretches_by_evidence() {
         let mut body: String = (1..=130)
@@ -520,18 +547,225 @@ mod tests {
             ("big.go", body, false),
             ("other.go", "x\n".into(), false),
         ]);
-        let mut judge = Lexical::same();
-        let mut req = request(Mode::Functions, 2);
-        req.question = LOCK.into();
-        req.threshold = 0.0;
-        let out = run(&mut judge, &mut repo, &req).unwrap();
-        assert_eq!(judge.asked, 0);
+        let out = lexical_functions(&mut repo, 2);
         assert_eq!(out.results[0].kind, "chunk");
         assert_eq!(
             (out.results[0].line_start, out.results[0].line_end),
             (121, 131),
             "{out:?}"
         );
+    }
+
+    /// `Files` with a parser: syntax for some paths, and the paths asked.
+    struct Parsed {
+        files: Files,
+        syntax: Vec<(&'static str, Syntax)>,
+        asked: Vec<String>,
+    }
+
+    impl Repository for Parsed {
+        fn walk(&mut self) -> Result<Vec<(String, bool)>, String> {
+            self.files.walk()
+        }
+        fn read(&mut self, path: &str) -> Result<String, String> {
+            self.files.read(path)
+        }
+        fn syntax(&mut self, path: &str) -> Result<Option<Syntax>, String> {
+            self.asked.push(path.to_string());
+            Ok(self
+                .syntax
+                .iter()
+                .find(|(p, _)| *p == path)
+                .map(|(_, s)| s.clone()))
+        }
+    }
+
+    /// The spec's Python case: `outer` (with `inner` nested) on lines 3–6,
+    /// class `Thing` on 8 with `method` on 9–10.
+    const PYTHON: &str = "import os\n\ndef outer():\n    def inner():\n        return 1\n    return inner()\n\nclass Thing:\n    def method(self):\n        return parser()\n";
+
+    fn python_syntax() -> Syntax {
+        let f = units::FunctionSpan::new;
+        Syntax {
+            definitions: vec![3, 8],
+            functions: vec![f("outer", 3, 6), f("method", 9, 10)],
+        }
+    }
+
+    /// Answers as `Word` and keeps every item's text.
+    struct Reader(Vec<String>);
+
+    impl Judge for Reader {
+        fn info(&mut self) -> JudgeInfo {
+            Word(vec![]).info()
+        }
+        fn ask(&mut self, q: &Question, items: &[Item]) -> Result<Response, JudgeError> {
+            self.0.extend(items.iter().map(|i| i.text.clone()));
+            Word(vec![]).ask(q, items)
+        }
+    }
+
+    #[test]
+    fn functions_mode_scores_the_parsers_function_spans_else_chunks() {
+        let chunked: String = (1..=70).map(|i| format!("parser note {i}\n")).collect();
+        let mut repo = Parsed {
+            files: Files(vec![
+                ("a.py", PYTHON.into(), false),
+                ("notes.txt", chunked, false),
+                ("empty.py", "parser = 1\n".into(), false),
+            ]),
+            syntax: vec![("a.py", python_syntax()), ("empty.py", Syntax::default())],
+            asked: vec![],
+        };
+        let mut judge = Reader(vec![]);
+        let mut req = request(Mode::Functions, 20);
+        req.threshold = 0.0;
+        let out = run(&mut judge, &mut repo, &req).unwrap();
+        let mut got: Vec<(&str, u32, u32, &str)> = out
+            .results
+            .iter()
+            .map(|h| (h.path.as_str(), h.line_start, h.line_end, h.kind))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                ("a.py", 3, 6, "function"),
+                ("a.py", 9, 10, "function"),
+                ("empty.py", 1, 1, "chunk"),
+                ("notes.txt", 1, 60, "chunk"),
+                ("notes.txt", 61, 70, "chunk"),
+            ]
+        );
+        // the function unit is its header and its lines; the judge saw
+        // "parser" only in `method`
+        assert!(
+            judge.0.contains(
+                &"a.py:3-6\ndef outer():\n    def inner():\n        return 1\n    return inner()"
+                    .to_string()
+            ),
+            "{:?}",
+            judge.0
+        );
+        let method = out.results.iter().find(|h| h.line_start == 9).unwrap();
+        let outer = out.results.iter().find(|h| h.line_start == 3).unwrap();
+        assert!(method.probability > outer.probability);
+        // short files are previewed whole, so the parser is only asked for
+        // the stretches
+        let mut asked = repo.asked.clone();
+        asked.sort();
+        assert_eq!(asked, ["a.py", "empty.py", "notes.txt"]);
+    }
+
+    #[test]
+    fn a_function_unit_is_cut_to_its_cap() {
+        let mut body = String::from("def big():\n");
+        for i in 0..2000 {
+            body.push_str(&format!("    parser_{i} = {i}\n"));
+        }
+        let mut repo = Parsed {
+            files: Files(vec![("big.py", body, false)]),
+            syntax: vec![(
+                "big.py",
+                Syntax {
+                    definitions: vec![1],
+                    functions: vec![units::FunctionSpan::new("big", 1, 2001)],
+                },
+            )],
+            asked: vec![],
+        };
+        let mut judge = Reader(vec![]);
+        let out = run(&mut judge, &mut repo, &request(Mode::Functions, 5)).unwrap();
+        assert_eq!(out.results.len(), 1);
+        assert_eq!(out.results[0].kind, "function");
+        let unit = judge.0.last().unwrap();
+        assert!(unit.starts_with("big.py:1-2001\ndef big():\n"));
+        assert_eq!(unit.chars().count(), FUNCTION_UNIT_CHARS);
+        assert!(unit.ends_with(units::TRUNCATION_MARKER));
+        // the file preview, the first unit, outlines by definitions
+        assert!(
+            judge.0[0].contains("lines total]\nL1: def big():"),
+            "{}",
+            judge.0[0]
+        );
+    }
+
+    #[test]
+    fn long_files_are_outlined_by_their_definitions() {
+        let mut long = String::from(PYTHON);
+        for i in 11..=100 {
+            long.push_str(&format!("    x{i} = {i}\n"));
+        }
+        let mut repo = Parsed {
+            files: Files(vec![
+                ("long.py", long.clone(), false),
+                ("short.py", PYTHON.into(), false),
+                ("plain.py", long, false),
+            ]),
+            syntax: vec![("long.py", python_syntax()), ("short.py", python_syntax())],
+            asked: vec![],
+        };
+        let mut judge = Reader(vec![]);
+        run(&mut judge, &mut repo, &request(Mode::Files, 5)).unwrap();
+        assert_eq!(
+            repo.asked,
+            ["long.py", "plain.py"],
+            "short files are shown whole"
+        );
+        let preview = |p: &str| judge.0.iter().find(|t| t.starts_with(p)).unwrap().clone();
+        assert!(
+            preview("long.py\n").ends_with(
+                "... [outline of the whole file, 100 lines total]\nL3: def outer():\nL8: class Thing:"
+            ),
+            "{}",
+            preview("long.py\n")
+        );
+        // no grammar (None): the plain outline after the head
+        assert!(preview("plain.py\n").contains("100 lines total]\nL41:     x41 = 41"));
+
+        // the lexical judge reads no previews, so the parser is not asked
+        // in files mode
+        repo.asked.clear();
+        run(&mut Lexical::same(), &mut repo, &request(Mode::Files, 5)).unwrap();
+        assert!(repo.asked.is_empty(), "{:?}", repo.asked);
+    }
+
+    #[test]
+    fn function_units_carry_the_repositorys_evidence() {
+        // the lexical judge: the function holding the question's rare words
+        // comes first, the others after it
+        let source = "package lock\n\nfunc run() error {\n\treturn nil\n}\n\nfunc lockIssue(url string) error {\n\treturn fmt.Errorf(\"invalid issue format: %q\", url)\n}\n";
+        let f = units::FunctionSpan::new;
+        let mut repo = Parsed {
+            files: Files(vec![
+                ("lock.go", source.into(), false),
+                (
+                    "other.go",
+                    "package other\n// the repository\n".into(),
+                    false,
+                ),
+            ]),
+            syntax: vec![(
+                "lock.go",
+                Syntax {
+                    definitions: vec![3, 7],
+                    functions: vec![f("run", 3, 5), f("lockIssue", 7, 9)],
+                },
+            )],
+            asked: vec![],
+        };
+        let out = lexical_functions(&mut repo, 1);
+        assert_eq!(
+            (
+                out.results[0].path.as_str(),
+                out.results[0].line_start,
+                out.results[0].line_end,
+                out.results[0].kind
+            ),
+            ("lock.go", 7, 9, "function"),
+            "{out:?}"
+        );
+        assert!(out.results[0].probability > 0.5);
     }
 
     #[test]

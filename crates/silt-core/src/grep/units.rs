@@ -1,6 +1,7 @@
 //! Units of a repository the judge scores: a file's preview, and the
-//! fixed-size chunks functions mode falls back to. Rules and constants are
-//! the reference's (spec: sieve-rules.md, grep).
+//! stretches of functions mode (function spans from the host's parser, or
+//! fixed-size chunks where there are none). Rules and constants are the
+//! reference's (spec: sieve-rules.md, grep).
 
 /// A file of at most this many lines is shown whole.
 pub const SMALL_FILE_LINES: usize = 80;
@@ -18,6 +19,37 @@ pub const OUTLINE_ROW_CHARS: usize = 160;
 pub const CHUNK_LINES: usize = 60;
 /// Appended where a unit was cut, so the judge (and a reader) can tell.
 pub const TRUNCATION_MARKER: &str = "\n... [truncated]";
+
+/// A function the host's parser found, lines 1-based and inclusive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionSpan {
+    /// Empty when the function has none (a Go `func` literal).
+    pub name: String,
+    pub line_start: usize,
+    pub line_end: usize,
+}
+
+impl FunctionSpan {
+    /// A span of `name` over lines `line_start` to `line_end`.
+    pub fn new(name: &str, line_start: usize, line_end: usize) -> FunctionSpan {
+        FunctionSpan {
+            name: name.into(),
+            line_start,
+            line_end,
+        }
+    }
+}
+
+/// What the host's parser found in a file whose language has a grammar.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Syntax {
+    /// The outline row (1-based line) of each top-level definition, in
+    /// file order.
+    pub definitions: Vec<usize>,
+    /// Outermost functions, in file order (a nested function is inside its
+    /// parent's span).
+    pub functions: Vec<FunctionSpan>,
+}
 
 /// Where a long file's outline rows come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +74,19 @@ impl OutlineSource {
             OutlineSource::Markdown
         } else {
             OutlineSource::Plain
+        }
+    }
+
+    /// The outline kind for a file the parser may have read: its
+    /// definitions when it found any, else as [`OutlineSource::for_path`]
+    /// (a grammar file with no top-level definition, a script, gets the
+    /// plain outline rather than an empty one).
+    pub fn for_file(path: &str, syntax: Option<&Syntax>) -> OutlineSource {
+        match syntax {
+            Some(s) if !s.definitions.is_empty() => {
+                OutlineSource::Definitions(s.definitions.clone())
+            }
+            _ => OutlineSource::for_path(path),
         }
     }
 }
@@ -180,6 +225,45 @@ pub fn chunks(lines: &[&str]) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// Which kind of stretch functions mode scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StretchKind {
+    Function,
+    Chunk,
+}
+
+impl StretchKind {
+    /// The result row's `kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StretchKind::Function => "function",
+            StretchKind::Chunk => "chunk",
+        }
+    }
+}
+
+/// The stretches (first, last line, 1-based inclusive) functions mode
+/// scores in a file: its function spans when the parser found any, else
+/// `CHUNK_LINES`-line chunks. Spans are clamped to the file (the host
+/// parsed its own read, which a concurrent edit may have changed).
+pub fn stretches(lines: &[&str], syntax: Option<&Syntax>) -> Vec<(usize, usize, StretchKind)> {
+    let spans: Vec<(usize, usize, StretchKind)> = syntax
+        .map(|s| &s.functions[..])
+        .unwrap_or_default()
+        .iter()
+        .map(|f| (f.line_start.max(1), f.line_end.min(lines.len())))
+        .filter(|&(s, e)| s <= e)
+        .map(|(s, e)| (s, e, StretchKind::Function))
+        .collect();
+    if !spans.is_empty() {
+        return spans;
+    }
+    chunks(lines)
+        .into_iter()
+        .map(|(s, e)| (s, e, StretchKind::Chunk))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,5 +360,101 @@ mod tests {
         sparse[5] = "code";
         sparse[125] = "code";
         assert_eq!(chunks(&sparse), [(1, 60), (121, 130)]);
+    }
+
+    #[test]
+    fn a_definitions_outline_shows_each_definitions_row() {
+        let text: Vec<String> = (1..=200)
+            .map(|n| match n {
+                3 => "def outer():".into(),
+                50 => "class Thing:".into(),
+                n => format!("    body {n}"),
+            })
+            .collect();
+        let lines: Vec<&str> = text.iter().map(String::as_str).collect();
+        let syntax = Syntax {
+            definitions: vec![3, 50, 999],
+            functions: vec![],
+        };
+        let source = OutlineSource::for_file("a.py", Some(&syntax));
+        assert_eq!(source, OutlineSource::Definitions(vec![3, 50, 999]));
+        let o = outline(&lines, &source, HEAD_LINES);
+        let rows: Vec<&str> = o.lines().collect();
+        assert_eq!(
+            rows,
+            [
+                "... [outline of the whole file, 200 lines total]",
+                "L3: def outer():",
+                "L50: class Thing:"
+            ],
+            "a row past the end is dropped"
+        );
+        // a long definition line is cut like any row, and many are thinned
+        let many = Syntax {
+            definitions: (1..=200).collect(),
+            functions: vec![],
+        };
+        let o = outline(
+            &lines,
+            &OutlineSource::for_file("a.py", Some(&many)),
+            HEAD_LINES,
+        );
+        assert_eq!(o.lines().count(), 1 + OUTLINE_ROWS);
+    }
+
+    #[test]
+    fn files_without_definitions_keep_their_extensions_outline() {
+        let empty = Syntax::default();
+        assert_eq!(
+            OutlineSource::for_file("run.py", Some(&empty)),
+            OutlineSource::Plain
+        );
+        assert_eq!(OutlineSource::for_file("a.rs", None), OutlineSource::Plain);
+        assert_eq!(
+            OutlineSource::for_file("README.md", None),
+            OutlineSource::Markdown
+        );
+    }
+
+    #[test]
+    fn stretches_are_function_spans_when_known_else_chunks() {
+        let text: Vec<String> = (1..=130).map(|i| format!("x{i}")).collect();
+        let lines: Vec<&str> = text.iter().map(String::as_str).collect();
+        let syntax = Syntax {
+            definitions: vec![3, 8],
+            functions: vec![
+                FunctionSpan::new("outer", 3, 6),
+                FunctionSpan::new("method", 9, 10),
+                FunctionSpan::new("gone", 200, 210),
+            ],
+        };
+        assert_eq!(
+            stretches(&lines, Some(&syntax)),
+            [
+                (3, 6, StretchKind::Function),
+                (9, 10, StretchKind::Function)
+            ]
+        );
+        let chunked = [
+            (1, 60, StretchKind::Chunk),
+            (61, 120, StretchKind::Chunk),
+            (121, 130, StretchKind::Chunk),
+        ];
+        assert_eq!(stretches(&lines, None), chunked);
+        assert_eq!(
+            stretches(&lines, Some(&Syntax::default())),
+            chunked,
+            "a grammar file with no functions is chunked"
+        );
+        // a span running past the end (the file shrank) is clamped
+        let long = Syntax {
+            definitions: vec![],
+            functions: vec![FunctionSpan::new("f", 120, 140)],
+        };
+        assert_eq!(
+            stretches(&lines, Some(&long)),
+            [(120, 130, StretchKind::Function)]
+        );
+        assert_eq!(StretchKind::Function.as_str(), "function");
     }
 }
