@@ -40,6 +40,19 @@ pub struct LedgerConfig {
     pub sleep_pressure: Option<f64>,
 }
 
+/// The `[fetch]` table: what verify may fetch beyond public addresses.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchConfig {
+    /// Hosts (names or IP literals) fetched although they are internal
+    /// (loopback, private, link-local), e.g. an intranet wiki. Added to
+    /// `$SILT_FETCH_ALLOW_HOSTS`.
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
+    /// Every internal address (also `$SILT_FETCH_ALLOW_PRIVATE=1`).
+    pub allow_private: Option<bool>,
+}
+
 /// The redundancy pressure that schedules a sleep pass when none is set.
 pub const DEFAULT_SLEEP_PRESSURE: f64 = 0.5;
 
@@ -56,6 +69,8 @@ pub struct Config {
     pub plugins: PluginsConfig,
     #[serde(default)]
     pub ledger: LedgerConfig,
+    #[serde(default)]
+    pub fetch: FetchConfig,
     /// Where compiled components and answers are cached (default: the user cache dir).
     pub cache_dir: Option<PathBuf>,
     /// Remember judges' answers (default on; `SILT_ANSWER_CACHE=0` turns it off).

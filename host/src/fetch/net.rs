@@ -71,6 +71,23 @@ impl NetPolicy {
         }
     }
 
+    /// [`NetPolicy::from_env`] widened by silt.toml's `[fetch]` table.
+    pub fn from_config(config: &crate::config::FetchConfig) -> Self {
+        let env = Self::from_env();
+        let mut hosts: Vec<String> = env.allow_hosts.as_ref().clone();
+        hosts.extend(
+            config
+                .allow_hosts
+                .iter()
+                .map(|h| h.trim().to_ascii_lowercase()),
+        );
+        NetPolicy {
+            allow_internal: env.allow_internal || config.allow_private == Some(true),
+            allow_hosts: Arc::new(hosts),
+            timeout: TIMEOUT,
+        }
+    }
+
     fn granted(&self, host: &str) -> bool {
         let host = host.trim_start_matches('[').trim_end_matches(']');
         self.allow_internal
@@ -367,6 +384,31 @@ mod tests {
                 .unwrap_err()
                 .contains("only http")
         );
+    }
+
+    #[tokio::test]
+    async fn silt_toml_grants_add_to_the_environments() {
+        let config = crate::config::FetchConfig {
+            allow_hosts: vec![" 127.0.0.1 ".into()],
+            allow_private: None,
+        };
+        let (base, _) = server().await;
+        let policy = NetPolicy {
+            timeout: Duration::from_secs(2),
+            ..NetPolicy::from_config(&config)
+        };
+        assert!(get(&policy, &format!("{base}/page")).await.is_ok());
+        let port = base.rsplit(':').next().unwrap();
+        // the grant names the IP literal, not the names that resolve to it
+        let err = get(&policy, &format!("http://localhost:{port}/page"))
+            .await
+            .unwrap_err();
+        assert!(err.contains("internal address"), "{err}");
+        let all = NetPolicy::from_config(&crate::config::FetchConfig {
+            allow_hosts: vec![],
+            allow_private: Some(true),
+        });
+        assert!(all.allow_internal);
     }
 
     #[tokio::test]

@@ -183,7 +183,7 @@ pub async fn run(
         (Some(b), _) => Some(crate::tools::grep::resolve_root(b, caller_dir)?),
         (None, dir) => dir.map(Path::to_path_buf),
     };
-    let fetcher = SourceFetcher::new(base.as_deref(), NetPolicy::from_env())
+    let fetcher = SourceFetcher::new(base.as_deref(), NetPolicy::from_config(&config.fetch))
         .map_err(CallError::InvalidRequest)?;
     let judge = params
         .judge
