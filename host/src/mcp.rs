@@ -229,17 +229,21 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
     ) -> CallToolResult {
         // over stdio the server runs in the caller's folder
         let base = std::env::current_dir().ok();
-        let progress =
-            ProgressReporter::start(ctx.peer.clone(), ctx.meta.get_progress_token(), STEPS).await;
-        let out = grep::run(
-            &self.runtime,
-            &self.config,
-            &params,
-            base.as_deref(),
-            Some(progress.counter.clone()),
+        let out = ProgressReporter::around(
+            ctx.peer.clone(),
+            ctx.meta.get_progress_token(),
+            STEPS,
+            |steps| {
+                grep::run(
+                    &self.runtime,
+                    &self.config,
+                    &params,
+                    base.as_deref(),
+                    Some(steps),
+                )
+            },
         )
         .await;
-        progress.finish().await;
         tool_result(out)
     }
 
@@ -259,17 +263,21 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let base = std::env::current_dir().ok();
-        let progress =
-            ProgressReporter::start(ctx.peer.clone(), ctx.meta.get_progress_token(), STEPS).await;
-        let out = verify::run(
-            &self.runtime,
-            &self.config,
-            &params,
-            base.as_deref(),
-            Some(progress.counter.clone()),
+        let out = ProgressReporter::around(
+            ctx.peer.clone(),
+            ctx.meta.get_progress_token(),
+            STEPS,
+            |steps| {
+                verify::run(
+                    &self.runtime,
+                    &self.config,
+                    &params,
+                    base.as_deref(),
+                    Some(steps),
+                )
+            },
         )
         .await;
-        progress.finish().await;
         tool_result(out)
     }
 

@@ -70,6 +70,22 @@ impl ProgressReporter {
         }
     }
 
+    /// Runs `work` with the counter, reporting it meanwhile.
+    pub async fn around<T, Fut>(
+        peer: Peer<RoleServer>,
+        token: Option<ProgressToken>,
+        unit: &'static str,
+        work: impl FnOnce(Arc<AtomicU64>) -> Fut,
+    ) -> T
+    where
+        Fut: std::future::Future<Output = T>,
+    {
+        let progress = Self::start(peer, token, unit).await;
+        let out = work(progress.counter.clone()).await;
+        progress.finish().await;
+        out
+    }
+
     /// Stops the ticker and sends the final count.
     pub async fn finish(mut self) {
         if let Some(t) = self.ticker.take() {
@@ -119,6 +135,21 @@ impl TerminalProgress {
             })
         });
         TerminalProgress { counter, ticker }
+    }
+
+    /// Runs `work` with the counter, drawing it meanwhile.
+    pub async fn around<T, Fut>(
+        label: &'static str,
+        unit: &'static str,
+        work: impl FnOnce(Arc<AtomicU64>) -> Fut,
+    ) -> T
+    where
+        Fut: std::future::Future<Output = T>,
+    {
+        let progress = Self::start(label, unit);
+        let out = work(progress.counter.clone()).await;
+        progress.finish();
+        out
     }
 
     /// Stops and clears the line.

@@ -31,73 +31,18 @@ pub struct BenchLedgerArgs {
     pub json: bool,
 }
 
-/// A deterministic ledger of lesson families (about four entries each)
-/// that repeat, narrow or contradict one lesson, written in made-up words
-/// so families share nothing: candidate pairs grow with the ledger, and the
-/// time shows the candidate search's own scaling. (With the reference's
-/// candidate threshold of 0.18, lessons that share a common phrase such as
-/// "for Claude" are all candidates of each other, so a ledger full of them
-/// has quadratically many pairs whatever the search.)
+/// The generated ledger (`silt_core::ledger::synthetic`) as Sediment's JSON.
 fn generate(n: usize, now: f64) -> Value {
-    const ACTIONS: [&str; 16] = [
-        "write the test first",
-        "use XML tags for structure",
-        "keep it terse",
-        "take a backup first",
-        "run the smoke tests",
-        "pin the versions",
-        "log the request id",
-        "add a retry with backoff",
-        "review the diff twice",
-        "wrap it in a transaction",
-        "ask before deleting",
-        "document the flag",
-        "measure before optimising",
-        "split the change",
-        "anchor reasoning on HTF bias first",
-        "inject explicit step-by-step CoT",
-    ];
-    let mut seed = 0x5eed_u64;
-    let mut next = move |m: usize| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((seed >> 33) as usize) % m
-    };
-    // made-up words of random letters: project names, files, identifiers
-    let word = |next: &mut dyn FnMut(usize) -> usize| -> String {
-        (0..4 + next(4))
-            .map(|_| (b'a' + next(26) as u8) as char)
-            .collect()
-    };
-    let families = (n / 4).max(1);
-    let bases: Vec<(String, &str)> = (0..families)
-        .map(|_| {
-            let when = (0..4)
-                .map(|_| word(&mut next))
-                .collect::<Vec<_>>()
-                .join(" ");
-            (when, ACTIONS[next(ACTIONS.len())])
-        })
-        .collect();
-    let rows: Vec<Value> = (0..n)
-        .map(|i| {
-            let (base_when, base_action) = &bases[next(families)];
-            // the same lesson again, a narrower sibling, or its contradiction
-            let (when, prefer) = match next(4) {
-                0 | 1 => (base_when.clone(), base_action.to_string()),
-                2 => (
-                    format!("{base_when} {}", word(&mut next)),
-                    base_action.to_string(),
-                ),
-                _ => (base_when.clone(), format!("do not {base_action}")),
-            };
-            let confirms = next(4);
+    let day = 86400.0;
+    let rows: Vec<Value> = silt_core::ledger::synthetic::lessons(n)
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
             json!({
-                "when": when, "prefer": prefer, "id": format!("{:08x}", i),
-                "confidence": 0.3 + next(50) as f64 / 100.0, "created": now - next(60) as f64 * 86400.0,
-                "last_confirmed": now - next(30) as f64 * 86400.0, "last_fired": now,
-                "hit_count": next(10), "confirm_count": confirms, "contradiction_count": 0,
+                "when": l.when, "prefer": l.prefer, "id": format!("{:08x}", i),
+                "confidence": l.confidence, "created": now - l.created_days_ago as f64 * day,
+                "last_confirmed": now - l.confirmed_days_ago as f64 * day, "last_fired": now,
+                "hit_count": l.hit_count, "confirm_count": l.confirm_count, "contradiction_count": 0,
                 "status": "active", "note": "",
             })
         })

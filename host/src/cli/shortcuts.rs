@@ -117,17 +117,10 @@ pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
         judge: args.judge,
     };
     let base = std::env::current_dir()?;
-    let progress = TerminalProgress::start("grep", "steps");
-    let out = grep::run(
-        &app.runtime,
-        &app.config,
-        &params,
-        Some(&base),
-        Some(progress.counter.clone()),
-    )
-    .await;
-    progress.finish();
-    let out = out?;
+    let out = TerminalProgress::around("grep", "steps", |steps| {
+        grep::run(&app.runtime, &app.config, &params, Some(&base), Some(steps))
+    })
+    .await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
@@ -208,17 +201,10 @@ pub async fn verify(app: &App, args: VerifyArgs) -> Result<()> {
         judge: args.judge,
     };
     let base = std::env::current_dir()?;
-    let progress = TerminalProgress::start("verify", "steps");
-    let out = verify::run(
-        &app.runtime,
-        &app.config,
-        &params,
-        Some(&base),
-        Some(progress.counter.clone()),
-    )
-    .await;
-    progress.finish();
-    let out = out?;
+    let out = TerminalProgress::around("verify", "steps", |steps| {
+        verify::run(&app.runtime, &app.config, &params, Some(&base), Some(steps))
+    })
+    .await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());

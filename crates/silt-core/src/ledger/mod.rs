@@ -11,6 +11,7 @@ pub mod ops;
 pub mod relate;
 pub mod similarity;
 pub mod sleep;
+pub mod synthetic;
 pub mod wit;
 
 pub use entry::{DAY, Entry, Status};
