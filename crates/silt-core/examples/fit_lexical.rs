@@ -15,50 +15,12 @@
 //! committed: only the fitted constant and this script.
 
 use silt_core::lexical::{coverage, softmax};
-
-struct Choice {
-    item: String,
-    right: String,
-    wrong: String,
-}
+use silt_core::sts::{Choice, paraphrase_choices, read_pairs};
 
 fn load(path: &str) -> Vec<Choice> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
-    let rows: Vec<(f64, String, String)> = text
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            Some((
-                f.get(4)?.parse().ok()?,
-                f.get(5)?.to_string(),
-                f.get(6)?.to_string(),
-            ))
-        })
-        .collect();
-    let n = rows.len();
-    let mut choices = Vec::new();
-    for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.0 >= 4.0) {
-        choices.push(Choice {
-            item: r.1.clone(),
-            right: r.2.clone(),
-            wrong: rows[(i + 7) % n].2.clone(),
-        });
-        let hard = rows
-            .iter()
-            .enumerate()
-            .filter(|(j, o)| *j != i && o.2 != r.2)
-            .map(|(_, o)| (coverage("", &[&o.2], &r.1)[0], &o.2))
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, s)| s.clone());
-        if let Some(wrong) = hard {
-            choices.push(Choice {
-                item: r.1.clone(),
-                right: r.2.clone(),
-                wrong,
-            });
-        }
-    }
-    choices
+    paraphrase_choices(&read_pairs(path), |item, other| {
+        coverage("", &[other], item)[0]
+    })
 }
 
 /// Coverage of (right, wrong) per choice: what the softmax sees.

@@ -1,0 +1,67 @@
+//! Reading STS Benchmark files for offline calibration fits (the fitting
+//! examples take the data path on the command line; nothing here reads a
+//! fixed location, and no data is shipped).
+
+/// One scored pair: gold similarity 0..5 and the two sentences.
+#[derive(Debug, Clone)]
+pub struct Pair {
+    pub score: f64,
+    pub a: String,
+    pub b: String,
+}
+
+/// Reads an STS Benchmark file (tab-separated: genre, source, year, id,
+/// score, sentence 1, sentence 2); rows that do not parse are skipped.
+pub fn read_pairs(path: &str) -> Vec<Pair> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Some(Pair {
+                score: f.get(4)?.parse().ok()?,
+                a: f.get(5)?.to_string(),
+                b: f.get(6)?.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// A two-option choice: which option paraphrases the item.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    pub item: String,
+    pub right: String,
+    pub wrong: String,
+}
+
+/// Every pair scored >= 4 (a paraphrase) becomes two choices: the item is
+/// sentence 1, the options its own sentence 2 and a distractor, once an
+/// easy one (the sentence 2 seven rows on) and once a hard one (the other
+/// sentence 2 that `closeness` rates closest to the item), so a fit sees
+/// both clear and close calls.
+pub fn paraphrase_choices(pairs: &[Pair], closeness: impl Fn(&str, &str) -> f64) -> Vec<Choice> {
+    let n = pairs.len();
+    let mut choices = Vec::new();
+    for (i, r) in pairs.iter().enumerate().filter(|(_, r)| r.score >= 4.0) {
+        choices.push(Choice {
+            item: r.a.clone(),
+            right: r.b.clone(),
+            wrong: pairs[(i + 7) % n].b.clone(),
+        });
+        let hard = pairs
+            .iter()
+            .enumerate()
+            .filter(|(j, o)| *j != i && o.b != r.b)
+            .map(|(_, o)| (closeness(&r.a, &o.b), &o.b))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, s)| s.clone());
+        if let Some(wrong) = hard {
+            choices.push(Choice {
+                item: r.a.clone(),
+                right: r.b.clone(),
+                wrong,
+            });
+        }
+    }
+    choices
+}

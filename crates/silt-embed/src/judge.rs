@@ -1,0 +1,266 @@
+//! The embedding judge: closed questions answered from cosines between
+//! each item and each criterion, and lesson relations for the ledger.
+//!
+//! A criterion is read as the question text followed by the criterion
+//! (`"<question> <criterion>"`), and an item's answer is
+//! `softmax(beta * cosines)` over the criteria (p(yes) for a yes/no
+//! question). Each item's answer depends on that item and the question
+//! only, never on the rest of the batch, so answers can be cached per item.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::rc::Rc;
+
+use silt_core::lexical::softmax;
+use silt_core::text::estimate_tokens;
+use silt_core::types::{
+    Answer, AnswerSpace, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage,
+};
+use silt_core::validate::validate_question;
+
+use crate::calibration::Calibration;
+use crate::model::{Encoder, Kind, cosine};
+
+/// Vectors kept between calls of a warm judge, by text.
+const CACHE_ENTRIES: usize = 20_000;
+
+/// Texts embedded per model call.
+const CHUNK: usize = 64;
+
+/// A content-keyed cache of vectors: the same text is embedded once for
+/// as long as the judge instance lives.
+#[derive(Default)]
+pub struct VectorCache {
+    map: HashMap<Rc<str>, Rc<[f32]>>,
+    order: VecDeque<Rc<str>>,
+    /// Texts embedded (cache misses) since the judge was loaded.
+    pub embedded: u64,
+    /// Texts answered from the cache.
+    pub hits: u64,
+}
+
+impl VectorCache {
+    /// The vectors of `texts`, embedding only those not seen before.
+    pub fn vectors(
+        &mut self,
+        encoder: &Encoder,
+        texts: &[&str],
+    ) -> Result<Vec<Rc<[f32]>>, JudgeError> {
+        let mut missing: Vec<&str> = texts
+            .iter()
+            .copied()
+            .filter(|t| !self.map.contains_key(*t))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        self.hits += (texts.len() - missing.len()) as u64;
+        for chunk in missing.chunks(CHUNK) {
+            let vectors = encoder
+                .encode(chunk)
+                .map_err(|e| JudgeError::Internal(e.to_string()))?;
+            self.embedded += chunk.len() as u64;
+            for (t, v) in chunk.iter().zip(vectors) {
+                let key: Rc<str> = Rc::from(*t);
+                self.order.push_back(key.clone());
+                self.map.insert(key, Rc::from(v));
+            }
+        }
+        let out = texts.iter().map(|t| self.map[*t].clone()).collect();
+        while self.order.len() > CACHE_ENTRIES {
+            if let Some(old) = self.order.pop_front() {
+                self.map.remove(&old);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Relation probabilities in the order of `silt:judge/relate`: merge,
+/// contradict, sibling, distinct.
+pub type Relation = [f64; 4];
+
+/// The judge: a loaded encoder, its calibration and its cache.
+pub struct EmbeddingJudge {
+    pub encoder: Encoder,
+    pub calibration: Calibration,
+    pub cache: VectorCache,
+    version: String,
+}
+
+impl EmbeddingJudge {
+    /// Loads the model in `dir` and its calibration.
+    pub fn load(dir: &Path) -> Result<EmbeddingJudge, JudgeError> {
+        let encoder = Encoder::load(dir).map_err(|e| JudgeError::Unavailable(e.to_string()))?;
+        let calibration =
+            Calibration::for_folder(dir, encoder.kind()).map_err(JudgeError::Unavailable)?;
+        let version = format!(
+            "{}+{}.{}",
+            env!("CARGO_PKG_VERSION"),
+            match encoder.kind() {
+                Kind::Transformer => "transformer",
+                Kind::Static => "static",
+            },
+            fingerprint(dir)
+        );
+        Ok(EmbeddingJudge {
+            encoder,
+            calibration,
+            cache: VectorCache::default(),
+            version,
+        })
+    }
+
+    /// Cosines between every text of `a` and the same-position text of `b`.
+    fn pair_cosines(&mut self, a: &[&str], b: &[&str]) -> Result<Vec<f64>, JudgeError> {
+        let mut all: Vec<&str> = a.to_vec();
+        all.extend_from_slice(b);
+        let v = self.cache.vectors(&self.encoder, &all)?;
+        let (va, vb) = v.split_at(a.len());
+        Ok(va.iter().zip(vb).map(|(x, y)| cosine(x, y)).collect())
+    }
+
+    /// Relates lesson pairs (when, prefer) × 2. Identical texts count as
+    /// cosine 1 whatever the model says.
+    ///
+    /// With `t` = P(the triggers say the same), `r` = P(the triggers are
+    /// related), `a` = P(the actions point the same way) and `n` = 1 when
+    /// exactly one action is negated (embeddings barely see negation, so
+    /// polarity is read from the words):
+    ///
+    /// ```text
+    /// merge      = t (1 - n) a
+    /// contradict = t (n + (1 - n)(1 - a))
+    /// sibling    = (1 - t) r (1 - n) a
+    /// distinct   = the rest
+    /// ```
+    pub fn relate(
+        &mut self,
+        pairs: &[((&str, &str), (&str, &str))],
+    ) -> Result<Vec<Relation>, JudgeError> {
+        let whens: (Vec<&str>, Vec<&str>) = pairs.iter().map(|(a, b)| (a.0, b.0)).unzip();
+        let prefers: (Vec<&str>, Vec<&str>) = pairs.iter().map(|(a, b)| (a.1, b.1)).unzip();
+        let tw = self.pair_cosines(&whens.0, &whens.1)?;
+        let ta = self.pair_cosines(&prefers.0, &prefers.1)?;
+        let c = self.calibration;
+        Ok(pairs
+            .iter()
+            .zip(tw.iter().zip(&ta))
+            .map(|((x, y), (&cw, &ca))| {
+                let cw = if same_text(x.0, y.0) { 1.0 } else { cw };
+                let ca = if same_text(x.1, y.1) { 1.0 } else { ca };
+                let t = c.same.p(cw);
+                let r = c.related.p(cw);
+                let a = c.related.p(ca);
+                let n = f64::from(u8::from(negated(x.1) != negated(y.1)));
+                let merge = t * (1.0 - n) * a;
+                let contradict = t * (n + (1.0 - n) * (1.0 - a));
+                let sibling = (1.0 - t) * r * (1.0 - n) * a;
+                let distinct = (1.0 - merge - contradict - sibling).max(0.0);
+                [merge, contradict, sibling, distinct]
+            })
+            .collect())
+    }
+}
+
+impl Judge for EmbeddingJudge {
+    fn info(&mut self) -> JudgeInfo {
+        JudgeInfo {
+            name: "embedding".into(),
+            version: self.version.clone(),
+            deterministic: true,
+            cost_per_million_input_tokens: 0.0,
+            preferred_batch_size: 32,
+        }
+    }
+
+    fn ask(&mut self, question: &Question, items: &[Item]) -> Result<Response, JudgeError> {
+        validate_question(question).map_err(JudgeError::InvalidQuestion)?;
+        let criteria: Vec<String> = question
+            .space
+            .criteria()
+            .iter()
+            .map(|c| format!("{} {}", question.text.trim(), c.trim()))
+            .collect();
+        let mut texts: Vec<&str> = criteria.iter().map(String::as_str).collect();
+        texts.extend(items.iter().map(|i| i.text.as_str()));
+        let vectors = self.cache.vectors(&self.encoder, &texts)?;
+        let (cv, iv) = vectors.split_at(criteria.len());
+        let beta = self.calibration.beta;
+        let mut input_chars = 0;
+        let answers = items
+            .iter()
+            .zip(iv)
+            .map(|(item, v)| {
+                input_chars += item.text.chars().count();
+                let cosines: Vec<f64> = cv.iter().map(|c| cosine(v, c)).collect();
+                let p = softmax(&cosines, beta);
+                match question.space {
+                    AnswerSpace::Judge { .. } => Answer::YesProbability(p[0]),
+                    _ => Answer::Distribution {
+                        probabilities: p,
+                        pick: None,
+                    },
+                }
+            })
+            .collect();
+        input_chars += criteria.iter().map(|c| c.chars().count()).sum::<usize>();
+        Ok(Response {
+            answers,
+            usage: Usage {
+                units: items.len() as u32,
+                input_tokens: estimate_tokens(input_chars),
+                output_tokens: 0,
+                cost_usd: 0.0,
+            },
+        })
+    }
+}
+
+fn same_text(a: &str, b: &str) -> bool {
+    a.trim().eq_ignore_ascii_case(b.trim())
+}
+
+/// Whether an action says not to do something.
+pub fn negated(text: &str) -> bool {
+    text.to_lowercase()
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|w| {
+            matches!(
+                w,
+                "not" | "no" | "never" | "avoid" | "without" | "stop" | "dont"
+            ) || w.ends_with("n't")
+        })
+}
+
+/// A short identity of the weights, so answers cached under one model are
+/// not served for another: the installer's recorded sha256 when present,
+/// else the weights' size.
+fn fingerprint(dir: &Path) -> String {
+    let recorded = std::fs::read(dir.join("silt-model.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            v["files"]["model.safetensors"]
+                .as_str()
+                .map(|s| s.chars().take(12).collect::<String>())
+        });
+    recorded.unwrap_or_else(|| {
+        std::fs::metadata(dir.join("model.safetensors"))
+            .map(|m| format!("len{}", m.len()))
+            .unwrap_or_else(|_| "unknown".into())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negation_is_read_from_words() {
+        assert!(negated("do not inject CoT, keep it terse"));
+        assert!(negated("Don't retry on 4xx"));
+        assert!(negated("avoid global state"));
+        assert!(!negated("inject explicit step-by-step CoT"));
+        assert!(!negated("annotate the notes"));
+    }
+}

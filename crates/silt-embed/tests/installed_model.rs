@@ -1,0 +1,199 @@
+//! The real models, as `silt models install` put them (`.ci/run` installs
+//! them first): `$SILT_MODELS_DIR/<name>`, else `<data dir>/silt/models/<name>`.
+//! A missing model fails with the command that installs it.
+
+use std::path::PathBuf;
+
+use silt_core::types::{AnswerSpace, ChoiceOption, Item, Judge, Question};
+use silt_embed::{EmbeddingJudge, Encoder, Kind, cosine};
+
+fn model(name: &str) -> PathBuf {
+    let root = std::env::var_os("SILT_MODELS_DIR")
+        .map(PathBuf::from)
+        .or_else(|| dirs::data_dir().map(|d| d.join("silt").join("models")))
+        .expect("a data folder");
+    let dir = root.join(name);
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "model '{name}' is not installed at {}; run `cargo run --release -- models install {name}` (as .ci/run does)",
+        dir.display()
+    );
+    dir
+}
+
+fn yes(judge: &mut EmbeddingJudge, q: &Question, texts: &[&str]) -> Vec<f64> {
+    let items: Vec<Item> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Item {
+            id: i.to_string(),
+            text: t.to_string(),
+        })
+        .collect();
+    let r = judge.ask(q, &items).unwrap();
+    silt_core::validate::validate_response(q, items.len(), &r).unwrap();
+    r.answers
+        .iter()
+        .map(|a| match a {
+            silt_core::types::Answer::YesProbability(p) => *p,
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn minilm_matches_the_reference_vectors() {
+    let e = Encoder::load(&model("minilm")).unwrap();
+    assert_eq!(e.kind(), Kind::Transformer);
+    assert_eq!(e.dimensions(), 384);
+    let v = e.encode(&["fix crash on launch", ""]).unwrap();
+    // sentence-transformers' all-MiniLM-L6-v2, recomputed independently
+    let reference = [0.03317, -0.01825, 0.07695, -0.06657, 0.03732];
+    for (got, want) in v[0].iter().zip(reference) {
+        assert!((got - want).abs() < 2e-4, "{:?}", &v[0][..5]);
+    }
+    let norm: f32 = v[0].iter().map(|x| x * x).sum();
+    assert!((norm - 1.0).abs() < 1e-4);
+    // an empty text still encodes ([CLS] [SEP]) and is unit length
+    let norm: f32 = v[1].iter().map(|x| x * x).sum();
+    assert!((norm - 1.0).abs() < 1e-4);
+}
+
+#[test]
+fn potion_is_a_static_model() {
+    let e = Encoder::load(&model("potion")).unwrap();
+    assert_eq!(e.kind(), Kind::Static);
+    assert_eq!(e.dimensions(), 256);
+    let v = e
+        .encode(&["fix crash on launch", "crash fix on launch", ""])
+        .unwrap();
+    // a bag of tokens: word order does not matter
+    assert!((cosine(&v[0], &v[1]) - 1.0).abs() < 1e-5);
+    assert!(v[2].iter().all(|x| *x == 0.0), "no tokens, no direction");
+}
+
+#[test]
+fn the_seeds_bug_question_separates_clearly() {
+    for name in ["minilm", "potion"] {
+        let mut judge = EmbeddingJudge::load(&model(name)).unwrap();
+        let q = Question {
+            text: "Does the item describe a bug?".into(),
+            space: AnswerSpace::Judge {
+                yes: "It reports a bug: a crash, an error or broken behaviour.".into(),
+                no: "It asks for a new feature or another change.".into(),
+            },
+        };
+        let p = yes(&mut judge, &q, &["fix crash on launch", "add dark mode"]);
+        assert!(p[0] > 0.5 && p[1] < 0.5, "{name}: {p:?}");
+        assert!(p[0] - p[1] > 0.2, "{name}: not spread enough: {p:?}");
+    }
+}
+
+#[test]
+fn answers_do_not_depend_on_the_rest_of_the_batch() {
+    let mut judge = EmbeddingJudge::load(&model("minilm")).unwrap();
+    let q = Question {
+        text: "Which area does this change touch?".into(),
+        space: AnswerSpace::Choose(vec![
+            ChoiceOption {
+                label: "ui".into(),
+                criterion: "the user interface, screens and themes".into(),
+            },
+            ChoiceOption {
+                label: "storage".into(),
+                criterion: "the database, files on disk and caches".into(),
+            },
+        ]),
+    };
+    let items = |texts: &[&str]| -> Vec<Item> {
+        texts
+            .iter()
+            .map(|t| Item {
+                id: t.to_string(),
+                text: t.to_string(),
+            })
+            .collect()
+    };
+    let alone = judge.ask(&q, &items(&["add dark mode"])).unwrap();
+    let batch = judge
+        .ask(
+            &q,
+            &items(&["migrate the sqlite schema", "add dark mode", "x"]),
+        )
+        .unwrap();
+    assert_eq!(alone.answers[0], batch.answers[1]);
+    match &batch.answers[0] {
+        silt_core::types::Answer::Distribution { probabilities, .. } => {
+            assert!(probabilities[1] > 0.5, "{probabilities:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // the second call embedded only what the first had not
+    assert!(judge.cache.hits >= 3, "{}", judge.cache.hits);
+}
+
+#[test]
+fn demo_lessons_relate_by_meaning() {
+    let mut judge = EmbeddingJudge::load(&model("minilm")).unwrap();
+    let pairs = [
+        // the XML trio: one lesson in three wordings
+        (
+            (
+                "target model is Claude",
+                "use XML delimiter tags for structure",
+            ),
+            (
+                "when the model is Claude / Anthropic",
+                "wrap sections in XML tags",
+            ),
+        ),
+        (
+            (
+                "when the model is Claude / Anthropic",
+                "wrap sections in XML tags",
+            ),
+            ("Anthropic model as target", "structure with XML style tags"),
+        ),
+        // one situation, opposite actions
+        (
+            (
+                "non-reasoning GPT target",
+                "inject explicit step-by-step CoT",
+            ),
+            (
+                "non-reasoning GPT target",
+                "do not inject CoT, keep it terse",
+            ),
+        ),
+        // related situations, the same action
+        (
+            (
+                "trading prompt for XAUUSD",
+                "anchor reasoning on HTF bias first",
+            ),
+            (
+                "trading prompt for futures",
+                "anchor reasoning on HTF bias first",
+            ),
+        ),
+        // nothing in common
+        (
+            (
+                "output must be valid JSON",
+                "append a self-verification checklist step",
+            ),
+            (
+                "user asks for a haiku generator",
+                "default to 5-7-5 syllables",
+            ),
+        ),
+    ];
+    let r = judge.relate(&pairs).unwrap();
+    let argmax = |d: &[f64; 4]| (0..4).max_by(|&a, &b| d[a].total_cmp(&d[b])).unwrap();
+    for d in &r {
+        assert!((d.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{d:?}");
+    }
+    let verdicts: Vec<usize> = r.iter().map(argmax).collect();
+    // merge 0, contradict 1, sibling 2, distinct 3
+    assert_eq!(verdicts, [2, 2, 1, 2, 3], "{r:?}");
+}
