@@ -8,6 +8,7 @@ pub mod config;
 pub mod fetch;
 pub mod ledger;
 pub mod mcp;
+pub mod models;
 pub mod plugins;
 pub mod progress;
 pub mod runtime;

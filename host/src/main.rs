@@ -32,6 +32,10 @@ async fn run(cli: Cli) -> Result<()> {
     if let Command::PdfText(args) = &cli.command {
         silt::fetch::pdf::child_main(&args.file);
     }
+    // installing a model needs no runtime
+    if let Command::Models(cmd) = cli.command {
+        return silt::cli::models::run(cmd).await;
+    }
     let app = if matches!(cli.command, Command::Bench(_)) {
         // the benchmark times the judge chain, not the answer cache
         let mut config = silt::config::Config::discover()?;
@@ -53,7 +57,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Route(args) => silt::cli::shortcuts::route(&app, args).await,
         Command::Grep(args) => silt::cli::shortcuts::grep(&app, args).await,
         Command::Verify(args) => silt::cli::shortcuts::verify(&app, args).await,
-        Command::PdfText(_) => unreachable!("handled before the app opens"),
+        Command::PdfText(_) | Command::Models(_) => unreachable!("handled before the app opens"),
         Command::Plugins(cmd) => silt::cli::plugins::run(&app, cmd).await,
         Command::Ledger(args) => silt::cli::ledger::run(&app, args).await,
         Command::Demo(args) => silt::cli::demo::run(&app, args).await,

@@ -101,7 +101,14 @@ fn inspect_lexical_shows_no_grants() {
     assert!(ok, "{err}");
     assert_eq!(
         out["grants"],
-        serde_json::json!({"read": [], "http": [], "env": []})
+        serde_json::json!({"read": [], "http": [], "env": [], "models": []})
+    );
+    // the embedding judge is granted its model, by name, and nothing else
+    let (ok, out, err) = silt(&["plugins", "inspect", "embedding", "--json"], "");
+    assert!(ok, "{err}");
+    assert_eq!(
+        out["grants"],
+        serde_json::json!({"read": [], "http": [], "env": [], "models": ["minilm"]})
     );
     assert_eq!(
         out["exports"],

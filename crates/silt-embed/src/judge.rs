@@ -33,8 +33,10 @@ const CHUNK: usize = 64;
 pub struct VectorCache {
     map: HashMap<Rc<str>, Rc<[f32]>>,
     order: VecDeque<Rc<str>>,
-    /// Texts embedded (cache misses) since the judge was loaded.
+    /// Texts embedded (cache misses) since the judge was loaded, and their
+    /// characters.
     pub embedded: u64,
+    pub embedded_chars: u64,
     /// Texts answered from the cache.
     pub hits: u64,
 }
@@ -59,6 +61,7 @@ impl VectorCache {
                 .encode(chunk)
                 .map_err(|e| JudgeError::Internal(e.to_string()))?;
             self.embedded += chunk.len() as u64;
+            self.embedded_chars += chunk.iter().map(|t| t.chars().count() as u64).sum::<u64>();
             for (t, v) in chunk.iter().zip(vectors) {
                 let key: Rc<str> = Rc::from(*t);
                 self.order.push_back(key.clone());
@@ -74,6 +77,9 @@ impl VectorCache {
         Ok(out)
     }
 }
+
+/// One lesson as the judge reads it: (when, prefer).
+pub type LessonText<'a> = (&'a str, &'a str);
 
 /// Relation probabilities in the order of `silt:judge/relate`: merge,
 /// contradict, sibling, distinct.
@@ -135,7 +141,7 @@ impl EmbeddingJudge {
     /// ```
     pub fn relate(
         &mut self,
-        pairs: &[((&str, &str), (&str, &str))],
+        pairs: &[(LessonText<'_>, LessonText<'_>)],
     ) -> Result<Vec<Relation>, JudgeError> {
         let whens: (Vec<&str>, Vec<&str>) = pairs.iter().map(|(a, b)| (a.0, b.0)).unzip();
         let prefers: (Vec<&str>, Vec<&str>) = pairs.iter().map(|(a, b)| (a.1, b.1)).unzip();
@@ -183,15 +189,16 @@ impl Judge for EmbeddingJudge {
             .collect();
         let mut texts: Vec<&str> = criteria.iter().map(String::as_str).collect();
         texts.extend(items.iter().map(|i| i.text.as_str()));
+        let chars_before = self.cache.embedded_chars;
         let vectors = self.cache.vectors(&self.encoder, &texts)?;
+        // the cost of a local judge is the text it actually ran: what the
+        // cache already held is free
+        let input_chars = (self.cache.embedded_chars - chars_before) as usize;
         let (cv, iv) = vectors.split_at(criteria.len());
         let beta = self.calibration.beta;
-        let mut input_chars = 0;
-        let answers = items
+        let answers = iv
             .iter()
-            .zip(iv)
-            .map(|(item, v)| {
-                input_chars += item.text.chars().count();
+            .map(|v| {
                 let cosines: Vec<f64> = cv.iter().map(|c| cosine(v, c)).collect();
                 let p = softmax(&cosines, beta);
                 match question.space {
@@ -203,7 +210,6 @@ impl Judge for EmbeddingJudge {
                 }
             })
             .collect();
-        input_chars += criteria.iter().map(|c| c.chars().count()).sum::<usize>();
         Ok(Response {
             answers,
             usage: Usage {

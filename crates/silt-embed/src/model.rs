@@ -84,7 +84,9 @@ pub fn detect(dir: &Path) -> Result<Kind, ModelError> {
     }
 }
 
-/// A loaded encoder of either kind.
+/// A loaded encoder of either kind (one per judge, so the size gap
+/// between the variants costs nothing).
+#[allow(clippy::large_enum_variant)]
 pub enum Encoder {
     Transformer(Transformer),
     Static(StaticModel),

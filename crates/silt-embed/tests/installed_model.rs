@@ -128,8 +128,11 @@ fn answers_do_not_depend_on_the_rest_of_the_batch() {
         }
         other => panic!("{other:?}"),
     }
-    // the second call embedded only what the first had not
+    // the second call embedded only what the first had not, and says so
     assert!(judge.cache.hits >= 3, "{}", judge.cache.hits);
+    let again = judge.ask(&q, &items(&["add dark mode"])).unwrap();
+    assert_eq!(again.usage.input_tokens, 0, "everything was cached");
+    assert!(alone.usage.input_tokens > 0);
 }
 
 #[test]

@@ -6,6 +6,7 @@ pub mod bench_ledger;
 pub mod bench_sieve;
 pub mod demo;
 pub mod ledger;
+pub mod models;
 pub mod plugins;
 pub mod shortcuts;
 
@@ -40,6 +41,9 @@ pub enum Command {
     /// List or inspect plugins and their grants.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// Install and list the models judges may be granted (sha256-checked).
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
     /// The Sediment memory ledger: recall, capture, confirm, consolidate, sleep, history, import, export.
     Ledger(ledger::LedgerArgs),
     /// Watch ten rotted lessons consolidate (the ledger engine on embedded defaults).

@@ -26,7 +26,7 @@ pub enum PluginsCommand {
 }
 
 fn grants_json(g: &Grants) -> Value {
-    json!({"read": g.read, "http": g.http, "env": g.env})
+    json!({"read": g.read, "http": g.http, "env": g.env, "models": g.models})
 }
 
 fn grants_line(g: &Grants) -> String {
@@ -46,6 +46,9 @@ fn grants_line(g: &Grants) -> String {
     }
     if !g.env.is_empty() {
         parts.push(format!("env {}", g.env.join(", ")));
+    }
+    if !g.models.is_empty() {
+        parts.push(format!("models {} (read-only)", g.models.join(", ")));
     }
     if parts.is_empty() {
         "none".into()

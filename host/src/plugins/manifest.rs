@@ -47,6 +47,11 @@ pub struct Grants {
     /// environment when set).
     #[serde(default)]
     pub env: Vec<String>,
+    /// Installed models (`silt models install NAME`) the plugin may read,
+    /// each mounted read-only at `/models/NAME` inside the guest; the
+    /// host's own paths stay hidden.
+    #[serde(default)]
+    pub models: Vec<String>,
 }
 
 /// The `[limits]` table.
@@ -67,6 +72,12 @@ pub struct Limits {
     /// The largest result the plugin may hand back, in KiB.
     #[serde(default = "default_output_kib")]
     pub output_kib: u64,
+    /// Calls one instance serves before it is replaced. 1 (the default)
+    /// gives every call a fresh instance; a judge that loads a model asks
+    /// for more, so the model is loaded once and stays warm. An instance
+    /// that fails or times out is always dropped.
+    #[serde(default = "default_reuse_calls")]
+    pub reuse_calls: u32,
 }
 
 fn default_memory_mib() -> u64 {
@@ -81,6 +92,9 @@ fn default_wall_ms() -> u64 {
 fn default_output_kib() -> u64 {
     1024
 }
+fn default_reuse_calls() -> u32 {
+    1
+}
 
 impl Default for Limits {
     fn default() -> Self {
@@ -89,6 +103,7 @@ impl Default for Limits {
             cpu_ms: default_cpu_ms(),
             wall_ms: default_wall_ms(),
             output_kib: default_output_kib(),
+            reuse_calls: default_reuse_calls(),
         }
     }
 }
@@ -142,8 +157,17 @@ impl Manifest {
                 l.memory_mib
             );
         }
-        if l.cpu_ms == 0 || l.wall_ms == 0 || l.output_kib == 0 {
-            bail!("limits.cpu_ms, limits.wall_ms and limits.output_kib must be above 0");
+        if l.cpu_ms == 0 || l.wall_ms == 0 || l.output_kib == 0 || l.reuse_calls == 0 {
+            bail!(
+                "limits.cpu_ms, limits.wall_ms, limits.output_kib and limits.reuse_calls must be above 0"
+            );
+        }
+        for model in &self.grants.models {
+            if !crate::models::valid_name(model) {
+                bail!(
+                    "grants.models entry '{model}' must be an installed model's name: lowercase letters, digits and '-'"
+                );
+            }
         }
         for dir in &self.grants.read {
             if !dir.is_absolute() {
@@ -179,6 +203,30 @@ mod tests {
             assert_eq!(m.plugin.name, name);
             assert_eq!(m.grants, Grants::default(), "built-ins are granted nothing");
         }
+        // the embedding judges see their model and nothing else
+        for (name, text, model) in [
+            (
+                "embedding",
+                include_str!("../../builtin/embedding.toml"),
+                "minilm",
+            ),
+            (
+                "embedding-static",
+                include_str!("../../builtin/embedding-static.toml"),
+                "potion",
+            ),
+        ] {
+            let m = Manifest::parse(text, name).unwrap();
+            assert_eq!(m.plugin.name, name);
+            assert_eq!(
+                m.grants,
+                Grants {
+                    models: vec![model.into()],
+                    ..Grants::default()
+                }
+            );
+            assert!(m.limits.reuse_calls > 1, "a loaded model stays warm");
+        }
     }
 
     #[test]
@@ -196,6 +244,8 @@ mod tests {
             .is_err()
         );
         assert!(Manifest::parse(&format!("{base}[limits]\nmemory_mib = 0\n"), "t").is_err());
+        assert!(Manifest::parse(&format!("{base}[limits]\nreuse_calls = 0\n"), "t").is_err());
+        assert!(Manifest::parse(&format!("{base}[grants]\nmodels = [\"../etc\"]\n"), "t").is_err());
         assert!(Manifest::parse("[plugin]\nname = \"Bad Name\"\nkind = \"judge\"\n", "t").is_err());
         let m = Manifest::parse(base, "t").unwrap();
         assert_eq!(m.limits, Limits::default());

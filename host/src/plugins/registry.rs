@@ -17,6 +17,14 @@ const BUILTINS: &[(&str, &[u8])] = &[
         include_bytes!(env!("SILT_WASM_SILT_JUDGE_LEXICAL")),
     ),
     (
+        include_str!("../../builtin/embedding.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_JUDGE_EMBEDDING")),
+    ),
+    (
+        include_str!("../../builtin/embedding-static.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_JUDGE_EMBEDDING")),
+    ),
+    (
         include_str!("../../builtin/ask.toml"),
         include_bytes!(env!("SILT_WASM_SILT_ASK")),
     ),

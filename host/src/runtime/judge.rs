@@ -1,16 +1,18 @@
-//! A loaded judge plugin: compiled once, instantiated fresh per call.
+//! A loaded judge plugin: compiled once, instantiated fresh per call, or
+//! kept warm for `limits.reuse_calls` calls when it loads something costly
+//! (a model) on its first call.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use wasmtime::Engine;
+use wasmtime::{Engine, Store};
 
 use super::Sandbox;
 use super::failure::PluginFailure;
 use super::state::PluginState;
-use crate::bindings::judge::JudgePluginPre;
+use crate::bindings::judge::{JudgePlugin, JudgePluginPre};
 use crate::bindings::ledger_engine::silt::judge::relate as engine_relate;
-use crate::bindings::lesson_judge::LessonJudgePluginPre;
 use crate::bindings::lesson_judge::exports::silt::judge::relate as judge_relate;
+use crate::bindings::lesson_judge::{LessonJudgePlugin, LessonJudgePluginPre};
 use crate::bindings::types::Distribution;
 use crate::bindings::types::{Item, JudgeError, JudgeInfo, Question, Response};
 use crate::plugins::manifest::Manifest;
@@ -23,6 +25,20 @@ pub struct LoadedJudge {
     pre: JudgePluginPre<PluginState>,
     /// Set when the component also exports `silt:judge/relate`.
     relate_pre: Option<LessonJudgePluginPre<PluginState>>,
+    /// Idle warm instances (judges with `reuse_calls` > 1).
+    warm: Mutex<Vec<Warm>>,
+}
+
+/// Idle warm instances kept per judge; busier moments create more, which
+/// are dropped after their call.
+const MAX_IDLE: usize = 2;
+
+/// An instance kept between calls, with the store it lives in.
+struct Warm {
+    store: Store<PluginState>,
+    judge: JudgePlugin,
+    relate: Option<LessonJudgePlugin>,
+    calls: u32,
 }
 
 impl LoadedJudge {
@@ -33,30 +49,128 @@ impl LoadedJudge {
         pre: JudgePluginPre<PluginState>,
         relate_pre: Option<LessonJudgePluginPre<PluginState>>,
     ) -> Result<Self, PluginFailure> {
-        let sandbox = Sandbox {
-            engine: &engine,
-            manifest: &manifest,
-        };
-        let mut store = sandbox.store(None)?;
-        let outcome = tokio::time::timeout(sandbox.wall(), async {
-            let judge = pre.instantiate_async(&mut store).await?;
-            judge.silt_judge_judge().call_info(&mut store).await
-        })
-        .await;
-        let info = sandbox.finish(&store, outcome)?;
-        check_info(&manifest.plugin.name, &info)?;
-        Ok(LoadedJudge {
+        let mut loaded = LoadedJudge {
             manifest,
-            info,
+            info: JudgeInfo {
+                name: String::new(),
+                version: String::new(),
+                deterministic: false,
+                cost_per_million_input_tokens: 0.0,
+                preferred_batch_size: 1,
+            },
             engine,
             pre,
             relate_pre,
-        })
+            warm: Mutex::new(Vec::new()),
+        };
+        let info = if loaded.is_warm() {
+            let mut warm = loaded.acquire().await?;
+            let outcome = tokio::time::timeout(
+                loaded.sandbox().wall(),
+                warm.judge.silt_judge_judge().call_info(&mut warm.store),
+            )
+            .await;
+            let info = loaded.sandbox().finish(&warm.store, outcome)?;
+            loaded.release(warm);
+            info
+        } else {
+            let sandbox = loaded.sandbox();
+            let mut store = sandbox.store(None)?;
+            let outcome = tokio::time::timeout(sandbox.wall(), async {
+                let judge = loaded.pre.instantiate_async(&mut store).await?;
+                judge.silt_judge_judge().call_info(&mut store).await
+            })
+            .await;
+            sandbox.finish(&store, outcome)?
+        };
+        check_info(&loaded.manifest.plugin.name, &info)?;
+        loaded.info = info;
+        Ok(loaded)
+    }
+
+    fn sandbox(&self) -> Sandbox<'_> {
+        Sandbox {
+            engine: &self.engine,
+            manifest: &self.manifest,
+        }
+    }
+
+    /// Whether this judge's instances outlive a call.
+    fn is_warm(&self) -> bool {
+        self.manifest.limits.reuse_calls > 1
+    }
+
+    /// An idle warm instance, or a new one; its limits reset for one call.
+    async fn acquire(&self) -> Result<Warm, PluginFailure> {
+        let idle = self.warm.lock().expect("warm pool lock").pop();
+        let mut warm = match idle {
+            Some(w) => w,
+            None => {
+                let sandbox = self.sandbox();
+                let mut store = sandbox.store(None)?;
+                let outcome = tokio::time::timeout(sandbox.wall(), async {
+                    let instance = self
+                        .pre
+                        .instance_pre()
+                        .instantiate_async(&mut store)
+                        .await?;
+                    let judge = JudgePlugin::new(&mut store, &instance)?;
+                    let relate = self
+                        .relate_pre
+                        .as_ref()
+                        .and_then(|_| LessonJudgePlugin::new(&mut store, &instance).ok());
+                    Ok((judge, relate))
+                })
+                .await;
+                let (judge, relate) = sandbox.finish(&store, outcome)?;
+                Warm {
+                    store,
+                    judge,
+                    relate,
+                    calls: 0,
+                }
+            }
+        };
+        // each call gets the whole CPU budget again
+        let state = warm.store.data_mut();
+        state.ticks_used = 0;
+        state.memory.denied = false;
+        warm.store.set_epoch_deadline(1);
+        Ok(warm)
+    }
+
+    /// Puts back an instance whose call succeeded, unless it has served
+    /// its calls or enough are idle already.
+    fn release(&self, mut warm: Warm) {
+        warm.calls += 1;
+        let mut pool = self.warm.lock().expect("warm pool lock");
+        if warm.calls < self.manifest.limits.reuse_calls && pool.len() < MAX_IDLE {
+            pool.push(warm);
+        }
     }
 
     /// Asks one batch, with the plugin's limits. A contained failure comes
     /// back as a judge error, so the engine that asked can report it.
     pub async fn ask(&self, question: &Question, items: &[Item]) -> Result<Response, JudgeError> {
+        if self.is_warm() {
+            let mut warm = self
+                .acquire()
+                .await
+                .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
+            let outcome = tokio::time::timeout(
+                self.sandbox().wall(),
+                warm.judge
+                    .silt_judge_judge()
+                    .call_ask(&mut warm.store, question, items),
+            )
+            .await;
+            let finished = self.sandbox().finish(&warm.store, outcome);
+            // a trapped or stopped instance is dropped, never reused
+            if finished.is_ok() {
+                self.release(warm);
+            }
+            return self.judged(finished, response_size);
+        }
         let sandbox = Sandbox {
             engine: &self.engine,
             manifest: &self.manifest,
@@ -105,6 +219,33 @@ impl LoadedJudge {
                 b: lesson(p.b),
             })
             .collect();
+        let size = |answers: &Vec<Distribution>| {
+            answers.iter().map(|d| 16 + 8 * d.probabilities.len()).sum()
+        };
+        if self.is_warm() {
+            let mut warm = self
+                .acquire()
+                .await
+                .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
+            let Some(relate) = warm.relate.take() else {
+                return Err(JudgeError::Internal(
+                    "the warm instance lost its relate export".into(),
+                ));
+            };
+            let outcome = tokio::time::timeout(
+                self.sandbox().wall(),
+                relate
+                    .silt_judge_relate()
+                    .call_relate(&mut warm.store, &pairs),
+            )
+            .await;
+            let finished = self.sandbox().finish(&warm.store, outcome);
+            if finished.is_ok() {
+                warm.relate = Some(relate);
+                self.release(warm);
+            }
+            return self.judged(finished, size);
+        }
         let sandbox = Sandbox {
             engine: &self.engine,
             manifest: &self.manifest,
@@ -120,12 +261,7 @@ impl LoadedJudge {
                 .await
         })
         .await;
-        self.judged(
-            sandbox.finish(&store, outcome),
-            |answers: &Vec<Distribution>| {
-                answers.iter().map(|d| 16 + 8 * d.probabilities.len()).sum()
-            },
-        )
+        self.judged(sandbox.finish(&store, outcome), size)
     }
 
     /// A finished call as the engine that asked sees it: the judge's own

@@ -130,6 +130,17 @@ impl PluginState {
                     )
                 })?;
         }
+        for name in &manifest.grants.models {
+            let dir = crate::models::installed(name)?;
+            wasi.preopened_dir(&dir, format!("/models/{name}"), FsPerms::ReadOnly)
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "plugin '{}' is granted model '{name}' but {} cannot be opened: {e}",
+                        manifest.plugin.name,
+                        dir.display()
+                    )
+                })?;
+        }
         for key in &manifest.grants.env {
             if let Ok(value) = std::env::var(key) {
                 wasi.env(key, &value);

@@ -1,0 +1,115 @@
+//! The embedding judge as a component: `silt_embed::EmbeddingJudge` on the
+//! model folder the host granted (read-only, mounted under `/models/`).
+//!
+//! The model loads on the first call and stays for the life of the
+//! instance; the host keeps this judge's instances warm (its manifest sets
+//! `reuse_calls`), so later calls pay neither the load nor for texts
+//! already embedded.
+
+wit_bindgen::generate!({
+    path: "../../wit/judge",
+    world: "silt:judge/lesson-judge-plugin",
+    with: { "silt:judge/types@0.1.0": silt_guest::types },
+});
+
+use std::cell::RefCell;
+
+use exports::silt::judge::judge::Guest;
+use exports::silt::judge::relate::{Guest as RelateGuest, LessonPair};
+use silt_core::types::{Judge, JudgeError as CoreError};
+use silt_embed::EmbeddingJudge;
+use silt_embed::judge::LessonText;
+use silt_guest::types::{Distribution, Item, JudgeError, JudgeInfo, Question, Response};
+
+thread_local! {
+    static LOADED: RefCell<Option<EmbeddingJudge>> = const { RefCell::new(None) };
+}
+
+/// The granted folder holding a model: the first preopen with weights.
+fn model_dir() -> Result<std::path::PathBuf, CoreError> {
+    let granted: Vec<String> = wasi::filesystem::preopens::get_directories()
+        .into_iter()
+        .map(|(_, path)| path)
+        .collect();
+    granted
+        .iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.join("model.safetensors").is_file())
+        .ok_or_else(|| {
+            CoreError::Unavailable(if granted.is_empty() {
+                "the embedding judge was granted no model folder; install one with `silt models install minilm`".into()
+            } else {
+                format!(
+                    "none of the folders granted to the embedding judge ({}) holds model.safetensors",
+                    granted.join(", ")
+                )
+            })
+        })
+}
+
+/// Runs `f` on the loaded judge, loading it first if needed. A failed load
+/// is not kept: the next call tries again.
+fn with_judge<T>(
+    f: impl FnOnce(&mut EmbeddingJudge) -> Result<T, CoreError>,
+) -> Result<T, CoreError> {
+    LOADED.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(EmbeddingJudge::load(&model_dir()?)?);
+        }
+        f(slot.as_mut().expect("loaded above"))
+    })
+}
+
+struct Embedding;
+
+impl Guest for Embedding {
+    fn info() -> JudgeInfo {
+        match with_judge(|j| Ok(j.info())) {
+            Ok(info) => info.into(),
+            // info cannot fail; a judge whose model is missing still
+            // describes itself, and its first ask says what is wrong
+            Err(_) => silt_core::types::JudgeInfo {
+                name: "embedding".into(),
+                version: format!("{}+unloaded", env!("CARGO_PKG_VERSION")),
+                deterministic: true,
+                cost_per_million_input_tokens: 0.0,
+                preferred_batch_size: 32,
+            }
+            .into(),
+        }
+    }
+
+    fn ask(question: Question, items: Vec<Item>) -> Result<Response, JudgeError> {
+        let items: Vec<silt_core::types::Item> = items.into_iter().map(Into::into).collect();
+        with_judge(|j| j.ask(&question.into(), &items))
+            .map(Into::into)
+            .map_err(Into::into)
+    }
+}
+
+impl RelateGuest for Embedding {
+    fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Distribution>, JudgeError> {
+        let pairs: Vec<(LessonText<'_>, LessonText<'_>)> = pairs
+            .iter()
+            .map(|p| {
+                (
+                    (p.a.when.as_str(), p.a.prefer.as_str()),
+                    (p.b.when.as_str(), p.b.prefer.as_str()),
+                )
+            })
+            .collect();
+        with_judge(|j| j.relate(&pairs))
+            .map(|rows| {
+                rows.into_iter()
+                    .map(|p| Distribution {
+                        probabilities: p.to_vec(),
+                        pick: None,
+                    })
+                    .collect()
+            })
+            .map_err(Into::into)
+    }
+}
+
+export!(Embedding);

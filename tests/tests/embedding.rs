@@ -1,0 +1,263 @@
+//! The embedding judge end to end: the real all-MiniLM-L6-v2 (and the
+//! potion static model) inside the sandboxed component, as `silt models
+//! install` put them (`.ci/run` installs both first). No mock: a missing
+//! model fails with the command that installs it.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use silt_e2e::mcp::{call, json_of, serve};
+use silt_e2e::{app_with_plugins, install_hostile, silt_binary};
+
+fn models_dir() -> PathBuf {
+    silt::models::models_dir()
+}
+
+fn require(name: &str) -> PathBuf {
+    let dir = models_dir().join(name);
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "model '{name}' is not installed at {}; run `cargo run --release -- models install {name}` (as .ci/run does)",
+        dir.display()
+    );
+    dir
+}
+
+#[test]
+fn demo_with_the_embedding_judge_ends_with_four_active() {
+    require("minilm");
+    let out = std::process::Command::new(silt_binary())
+        .args([
+            "demo",
+            "--judge",
+            "embedding",
+            "--json",
+            "--now",
+            "1780000000",
+        ])
+        .env("SILT_CACHE_DIR", tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["after"]["active"], 4, "{report:#}");
+    // the GPT pair is one boundary rule; the XML trio and the trading trio
+    // are each one lesson (an abstracted parent over three)
+    assert_eq!(
+        report["sleep"],
+        json!({"merged": 0, "contradictions_resolved": 1, "generalized": 2})
+    );
+    let parents: Vec<&Value> = report["after"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["note"] == "abstracted parent")
+        .collect();
+    let actions: Vec<&str> = parents
+        .iter()
+        .map(|p| p["prefer"].as_str().unwrap())
+        .collect();
+    assert!(
+        actions.contains(&"use XML delimiter tags for structure"),
+        "{actions:?}"
+    );
+    assert!(
+        actions.contains(&"anchor reasoning on HTF bias first"),
+        "{actions:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sieve_tools_take_the_embedding_judge() {
+    require("minilm");
+    let home = tempfile::tempdir().unwrap();
+    let repo = home.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(
+        repo.join("src/retry.rs"),
+        "/// Waits longer after each failed request before trying again.\npub fn backoff(attempt: u32) -> u64 { 100 * 2u64.pow(attempt) }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("src/theme.rs"),
+        "/// Colours of the dark and light themes.\npub const DARK: &str = \"#000\";\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("notes.md"),
+        "# Notes\n\nThe client retries failed requests with exponential backoff.\n",
+    )
+    .unwrap();
+    // ordinary-sized files, so their text outweighs the question's
+    for (i, topic) in [
+        "a parser for config files",
+        "the command line flags",
+        "log rotation",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let body: String = (0..30)
+            .map(|l| format!("// line {l}: helpers for {topic}, kept apart from the rest\n"))
+            .collect();
+        std::fs::write(repo.join(format!("src/other{i}.rs")), body).unwrap();
+    }
+    let client = serve(home.path(), &repo, &[]).await;
+
+    let asked = json_of(
+        &call(
+            &client,
+            "sieve_ask",
+            json!({"question": "Does the item describe a bug?", "kind": "judge",
+                   "yes": "It reports a bug: a crash, an error or broken behaviour.",
+                   "no": "It asks for a new feature or another change.",
+                   "items": ["fix crash on launch", "add dark mode"], "judge": "embedding",
+                   "threshold": 0.0}),
+        )
+        .await,
+    );
+    assert_eq!(asked["judge"], "embedding");
+    let p = |id: &str| {
+        asked["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["text"] == id || r["id"] == id)
+            .map(|r| r["probability"].as_f64().unwrap())
+    };
+    let rows = asked["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{asked:#}");
+    let (bug, feature) = (
+        p("0").or(p("fix crash on launch")),
+        p("1").or(p("add dark mode")),
+    );
+    let (bug, feature) = (bug.unwrap(), feature.unwrap());
+    assert!(bug > 0.5 && feature < 0.5, "{asked:#}");
+
+    let ranked = json_of(
+        &call(
+            &client,
+            "sieve_rank",
+            json!({"question": "how does the client wait between retries",
+                   "candidates": [
+                       {"id": "css", "text": "The dark theme uses a black background"},
+                       {"id": "retry", "text": "After a failed request the client sleeps twice as long before the next attempt"},
+                       {"id": "db", "text": "Rows are stored in a SQLite file"}],
+                   "judge": "embedding", "threshold": 0.0}),
+        )
+        .await,
+    );
+    assert_eq!(ranked["results"][0]["id"], "retry", "{ranked:#}");
+
+    let routed = json_of(
+        &call(
+            &client,
+            "sieve_route",
+            json!({"ask": "I was charged twice on my card for one invoice",
+                   "routes": [
+                       {"id": "billing", "description": "payments, invoices, refunds and card charges"},
+                       {"id": "infra", "description": "servers, deployments and outages"},
+                       {"id": "design", "description": "colours, layout and themes"}],
+                   "judge": "embedding"}),
+        )
+        .await,
+    );
+    assert_eq!(routed["choice"], "billing", "{routed:#}");
+
+    let grep = |question: &str| {
+        json!({"question": question, "path": repo.display().to_string(),
+               "judge": "embedding", "threshold": 0.0})
+    };
+    let first = json_of(
+        &call(
+            &client,
+            "sieve_grep",
+            grep("where is the retry delay computed"),
+        )
+        .await,
+    );
+    let paths: Vec<&str> = first["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_ne!(paths.first(), Some(&"src/theme.rs"), "{first:#}");
+    assert!(paths.contains(&"src/retry.rs"), "{first:#}");
+    // a new question over the same files: only the question is embedded
+    let second = json_of(
+        &call(
+            &client,
+            "sieve_grep",
+            grep("which colours does the dark theme use"),
+        )
+        .await,
+    );
+    assert_eq!(second["results"][0]["path"], "src/theme.rs", "{second:#}");
+    let (t1, t2) = (
+        first["input_tokens"].as_u64().unwrap(),
+        second["input_tokens"].as_u64().unwrap(),
+    );
+    assert!(
+        t2 * 3 < t1,
+        "the files' vectors were cached: {t1} then {t2}"
+    );
+
+    let verified = json_of(
+        &call(
+            &client,
+            "sieve_verify",
+            json!({"records": [{"claim": "The client retries failed requests with exponential backoff",
+                                "citations": [{"locator": "notes.md"}]}],
+                   "judge": "embedding"}),
+        )
+        .await,
+    );
+    let verdict = verified["results"][0]["verdict"].as_str().unwrap();
+    assert!(
+        ["supports_fully", "partially_supports"].contains(&verdict),
+        "{verified:#}"
+    );
+}
+
+#[tokio::test]
+async fn a_model_grant_shows_that_model_and_nothing_else() {
+    let minilm = require("minilm");
+    require("potion");
+    // the hostile reader, granted exactly what the embedding judge is
+    let plugins = tempfile::tempdir().unwrap();
+    install_hostile(
+        plugins.path(),
+        "read-outside",
+        "models = [\"minilm\"]",
+        "memory_mib = 32\ncpu_ms = 300\nwall_ms = 5000",
+    );
+    let app = app_with_plugins(plugins.path());
+    let outside = [
+        // the model's real path on the host is not mapped
+        minilm.join("config.json"),
+        // nor is any other model
+        models_dir().join("potion").join("config.json"),
+        PathBuf::from("/etc/passwd"),
+    ];
+    for target in outside {
+        let params: silt::tools::ask::AskParams = serde_json::from_value(json!({
+            "question": format!("{}|/models/minilm/config.json", target.display()),
+            "kind": "judge", "yes": "y", "no": "n",
+            "items": ["x"], "judge": "read-outside",
+        }))
+        .unwrap();
+        let err = silt::tools::ask::run(&app.runtime, &app.config, &params)
+            .await
+            .expect_err("the hostile judge never answers")
+            .to_string();
+        assert!(!err.contains("LEAKED"), "{err}");
+        assert!(err.contains("could not read any of"), "{err}");
+        // the grant itself works: the model's own config is readable
+        assert!(err.contains("\"model_type\": \"bert\""), "{err}");
+    }
+}
