@@ -50,11 +50,22 @@ pub mod lesson_judge {
     });
 }
 
+/// A judge that relates lessons and embeds text (exports `silt:embed/embed`).
+pub mod embedding_judge {
+    wasmtime::component::bindgen!({
+        path: ["../wit/judge", "../wit/embed"],
+        world: "silt:embed/embedding-judge-plugin",
+        imports: { default: async },
+        exports: { default: async },
+        with: { "silt:judge/types": crate::bindings::judge::silt::judge::types },
+    });
+}
+
 /// The ledger engine: exports `silt:ledger/engine`, imports `relate`,
-/// fresh ids and the log.
+/// `embed`, fresh ids and the log.
 pub mod ledger_engine {
     wasmtime::component::bindgen!({
-        path: ["../wit/judge", "../wit/host", "../wit/ledger"],
+        path: ["../wit/judge", "../wit/host", "../wit/embed", "../wit/ledger"],
         world: "silt:ledger/ledger-engine",
         imports: { default: async | trappable },
         exports: { default: async },

@@ -36,7 +36,7 @@ async fn run(cli: Cli) -> Result<()> {
     if let Command::Models(cmd) = cli.command {
         return silt::cli::models::run(cmd).await;
     }
-    let app = if matches!(cli.command, Command::Bench(_)) {
+    let app = if matches!(cli.command, Command::Bench(_) | Command::BenchEmbed(_)) {
         // the benchmark times the judge chain, not the answer cache
         let mut config = silt::config::Config::discover()?;
         config.answer_cache = Some(false);
@@ -63,6 +63,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Demo(args) => silt::cli::demo::run(&app, args).await,
         Command::BenchLedger(args) => silt::cli::bench_ledger::run(&app, args).await,
         Command::Bench(args) => silt::cli::bench::run(&app, args).await,
+        Command::BenchEmbed(args) => silt::cli::bench_embed::run(&app, args).await,
         Command::BenchSieve(args) => silt::cli::bench_sieve::run(args).await,
     }
 }

@@ -96,19 +96,31 @@ fn bad_items_are_refused_with_a_hint() {
 }
 
 #[test]
-fn inspect_lexical_shows_no_grants() {
-    let (ok, out, err) = silt(&["plugins", "inspect", "lexical", "--json"], "");
-    assert!(ok, "{err}");
-    assert_eq!(
-        out["grants"],
-        serde_json::json!({"read": [], "http": [], "env": [], "models": []})
-    );
+fn inspect_embedding_shows_its_model_grant_and_vectors() {
     // the embedding judge is granted its model, by name, and nothing else
     let (ok, out, err) = silt(&["plugins", "inspect", "embedding", "--json"], "");
     assert!(ok, "{err}");
     assert_eq!(
         out["grants"],
         serde_json::json!({"read": [], "http": [], "env": [], "models": ["minilm"]})
+    );
+    assert_eq!(
+        out["exports"],
+        serde_json::json!([
+            "silt:judge/judge@0.1.0",
+            "silt:judge/relate@0.1.0",
+            "silt:embed/embed@0.1.0"
+        ])
+    );
+}
+
+#[test]
+fn inspect_lexical_shows_no_grants() {
+    let (ok, out, err) = silt(&["plugins", "inspect", "lexical", "--json"], "");
+    assert!(ok, "{err}");
+    assert_eq!(
+        out["grants"],
+        serde_json::json!({"read": [], "http": [], "env": [], "models": []})
     );
     assert_eq!(
         out["exports"],

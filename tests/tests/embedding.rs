@@ -261,3 +261,93 @@ async fn a_model_grant_shows_that_model_and_nothing_else() {
         assert!(err.contains("\"model_type\": \"bert\""), "{err}");
     }
 }
+
+#[test]
+fn recall_with_the_embedding_judge_finds_lessons_by_meaning_without_repeats() {
+    require("minilm");
+    let home = tempfile::tempdir().unwrap();
+    let ledger = home.path().join("ledger.db");
+    let silt = |args: &[&str]| {
+        let out = std::process::Command::new(silt_binary())
+            .arg("ledger")
+            .arg("--ledger")
+            .arg(&ledger)
+            .args(args)
+            .env("SILT_CACHE_DIR", home.path().join("cache"))
+            .env("SILT_CONFIG", home.path().join("none.toml"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    std::fs::write(home.path().join("none.toml"), "").unwrap();
+    let lessons = [
+        (
+            "target model is Claude",
+            "use XML delimiter tags for structure",
+        ),
+        (
+            "when the model is Claude / Anthropic",
+            "wrap sections in XML tags",
+        ),
+        ("Anthropic model as target", "structure with XML style tags"),
+        (
+            "trading prompt for XAUUSD",
+            "anchor reasoning on HTF bias first",
+        ),
+        (
+            "trading prompt for futures",
+            "anchor reasoning on HTF bias first",
+        ),
+        (
+            "output must be valid JSON",
+            "append a self-verification checklist step",
+        ),
+        ("deploying a database migration", "take a backup first"),
+    ];
+    for (when, prefer) in lessons {
+        silt(&["capture", "--when", when, "--prefer", prefer]);
+    }
+    let recall = |judge: &str| -> Vec<String> {
+        let out = silt(&[
+            "--judge",
+            judge,
+            "--json",
+            "recall",
+            "-k",
+            "4",
+            "writing the system prompt for an Anthropic LLM",
+        ]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["heuristics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["when"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let xml = |w: &String| lessons[..3].iter().any(|l| l.0 == w);
+    let trading = |w: &String| w.starts_with("trading prompt");
+    let by_meaning = recall("embedding");
+    assert!(xml(&by_meaning[0]), "{by_meaning:?}");
+    // one lesson said three ways, and two siblings, each come back once
+    assert_eq!(
+        by_meaning.iter().filter(|w| xml(w)).count(),
+        1,
+        "{by_meaning:?}"
+    );
+    assert!(
+        by_meaning.iter().filter(|w| trading(w)).count() <= 1,
+        "{by_meaning:?}"
+    );
+    // the lexical judge ranks by shared letters and repeats the trio
+    let lexical = recall("lexical");
+    assert!(
+        lexical.iter().filter(|w| xml(w)).count() >= 2,
+        "{lexical:?}"
+    );
+}

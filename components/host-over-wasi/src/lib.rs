@@ -3,11 +3,27 @@
 //! clock, ids come from `wasi:random`.
 
 wit_bindgen::generate!({
-    path: "../../wit/host",
-    world: "silt:host/host-over-wasi",
+    // the host's grants, and no vectors: an engine that asks for them (the
+    // ledger's recall) falls back to its lexical path
+    inline: "package silt:standalone; world host-over-wasi {
+        include silt:host/host-over-wasi@0.1.0;
+        export silt:embed/embed@0.1.0;
+    }",
+    path: ["../../wit/judge", "../../wit/host", "../../wit/embed"],
+    world: "silt:standalone/host-over-wasi",
+    generate_all,
 });
 
+use exports::silt::embed::embed;
 use exports::silt::host::{clock, ids, log};
+
+impl embed::Guest for HostOverWasi {
+    fn embed(_texts: Vec<String>) -> Result<embed::Embedding, silt::judge::types::JudgeError> {
+        Err(silt::judge::types::JudgeError::Unsupported(
+            "no embedding judge is composed in; recall scores lexically".into(),
+        ))
+    }
+}
 
 struct HostOverWasi;
 

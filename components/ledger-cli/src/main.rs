@@ -8,7 +8,7 @@
 //!   stats) and prints `{"results": [...]}`, one result per step.
 
 wit_bindgen::generate!({
-    path: ["../../wit/judge", "../../wit/host", "../../wit/ledger"],
+    path: ["../../wit/judge", "../../wit/host", "../../wit/embed", "../../wit/ledger"],
     world: "silt:ledger/ledger-cli",
     generate_all,
 });

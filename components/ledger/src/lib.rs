@@ -5,7 +5,7 @@
 mod convert;
 
 wit_bindgen::generate!({
-    path: ["../../wit/judge", "../../wit/host", "../../wit/ledger"],
+    path: ["../../wit/judge", "../../wit/host", "../../wit/embed", "../../wit/ledger"],
     world: "silt:ledger/ledger-engine",
     generate_all,
 });
@@ -125,6 +125,94 @@ impl LedgerResource {
     }
 }
 
+/// The active lessons as the judge's vectors see them, for recall by
+/// meaning.
+struct Meaning {
+    /// Active entries' positions.
+    candidates: Vec<usize>,
+    /// Cosine of each candidate's situation with the context.
+    relevance: Vec<f64>,
+    when: Vec<Vec<f32>>,
+    prefer: Vec<Vec<f32>>,
+    negated: Vec<bool>,
+    related_above: f64,
+}
+
+impl Meaning {
+    /// Two lessons say the same thing for recall when their situations
+    /// and their actions are related and the actions agree in polarity:
+    /// what sleep would merge or fold under one parent.
+    fn duplicate(&self, a: usize, b: usize) -> bool {
+        use silt_core::text::cosine;
+        self.negated[a] == self.negated[b]
+            && cosine(&self.when[a], &self.when[b]) >= self.related_above
+            && cosine(&self.prefer[a], &self.prefer[b]) >= self.related_above
+    }
+}
+
+impl LedgerResource {
+    /// Vectors for the context and the active lessons, when the judge has
+    /// them (`silt:embed`); None sends recall down its lexical path.
+    fn meaning(&self, context: &str) -> Option<Meaning> {
+        let l = self.ledger.borrow();
+        let candidates: Vec<usize> = (0..l.entries.len())
+            .filter(|&i| l.entries[i].status == core::entry::Status::Active)
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let mut texts = vec![context.to_string()];
+        for &i in &candidates {
+            texts.push(l.entries[i].when.clone());
+        }
+        for &i in &candidates {
+            texts.push(l.entries[i].prefer.clone());
+        }
+        let got = match silt::embed::embed::embed(&texts) {
+            Ok(e) if e.vectors.len() == texts.len() => e,
+            Ok(e) => {
+                silt::host::log::log(
+                    silt::host::log::Level::Warn,
+                    &format!(
+                        "the judge returned {} vectors for {} texts; recalling lexically",
+                        e.vectors.len(),
+                        texts.len()
+                    ),
+                );
+                return None;
+            }
+            // a judge without vectors: the lexical path, silently
+            Err(silt::judge::types::JudgeError::Unsupported(_)) => return None,
+            Err(e) => {
+                silt::host::log::log(
+                    silt::host::log::Level::Warn,
+                    &format!("the judge could not embed ({e:?}); recalling lexically"),
+                );
+                return None;
+            }
+        };
+        let n = candidates.len();
+        let mut vectors = got.vectors.into_iter();
+        let query = vectors.next().expect("length checked");
+        let when: Vec<Vec<f32>> = vectors.by_ref().take(n).collect();
+        let prefer: Vec<Vec<f32>> = vectors.collect();
+        Some(Meaning {
+            relevance: when
+                .iter()
+                .map(|w| silt_core::text::cosine(&query, w))
+                .collect(),
+            negated: candidates
+                .iter()
+                .map(|&i| silt_core::text::negated(&l.entries[i].prefer))
+                .collect(),
+            candidates,
+            when,
+            prefer,
+            related_above: got.related_above,
+        })
+    }
+}
+
 impl GuestLedger for LedgerResource {
     fn new(params: Params) -> Self {
         LedgerResource {
@@ -155,8 +243,18 @@ impl GuestLedger for LedgerResource {
     }
 
     fn recall(&self, context: String, k: u32, now: f64) -> (Vec<Entry>, Change) {
+        let by_meaning = self.meaning(&context);
         let (hits, change) = self.touching(|l| {
-            let (hits, events) = l.recall(&context, k as usize, now);
+            let (hits, events) = match by_meaning {
+                Some(m) => l.recall_by_meaning(
+                    &m.candidates,
+                    &m.relevance,
+                    |a, b| m.duplicate(a, b),
+                    k as usize,
+                    now,
+                ),
+                None => l.recall(&context, k as usize, now),
+            };
             (hits.clone(), hits, events)
         });
         let l = self.ledger.borrow();

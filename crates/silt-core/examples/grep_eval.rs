@@ -6,7 +6,13 @@
 //!
 //! Usage: `cargo run --release -p silt-core --example grep_eval -- \
 //!     [--cases docs/eval/grep-cases.json] [--git /work/.mirror/cli+cli/repo] \
-//!     [--trees /tmp/silt-grep-eval] [--json OUT.json] [--top N]`
+//!     [--trees /tmp/silt-grep-eval] [--json OUT.json] [--top N] \
+//!     [--model DIR [--held-out-only]]`
+//!
+//! `--model` adds a column: grep with the embedding judge on that model
+//! folder (natively, the same code the component runs); a transformer takes
+//! about a minute and a half per case on 2 cores, so `--held-out-only`
+//! limits the run to the held-out cases.
 //!
 //! Each case's parent tree is extracted once with `git archive` into
 //! `--trees` and kept there. The walk is the host's: depth first, each
@@ -24,7 +30,7 @@ use serde_json::{Value, json};
 use silt_core::grep::run::{self as grep, GrepRequest, Mode, Repository};
 use silt_core::grep::units::{OutlineSource, file_preview};
 use silt_core::lexical::LexicalJudge;
-use silt_core::types::{Answer, AnswerSpace, Item, Question};
+use silt_core::types::{Answer, AnswerSpace, Item, Judge, Question};
 
 /// Results per case that count.
 const K: usize = 10;
@@ -217,10 +223,10 @@ fn previews_alone(folder: &mut Folder, question: &str) -> Vec<String> {
     scored.into_iter().map(|(_, p)| p).collect()
 }
 
-/// grep as it is: files mode, the lexical judge, threshold 0.
-fn grep_now(folder: &mut Folder, question: &str, top: usize) -> Vec<String> {
+/// grep as it is: files mode, threshold 0, with `judge`.
+fn grep_now(judge: &mut dyn Judge, folder: &mut Folder, question: &str, top: usize) -> Vec<String> {
     let out = grep::run(
-        &mut LexicalJudge,
+        judge,
         folder,
         &GrepRequest {
             question: question.into(),
@@ -258,7 +264,7 @@ fn score(case: &Case, ranking: &[String]) -> Scored {
     }
 }
 
-const METHODS: [&str; 3] = ["size", "lexical-before", "lexical-after"];
+const METHODS: [&str; 4] = ["size", "lexical-before", "lexical-after", "embedding"];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -276,9 +282,23 @@ fn main() {
     // reported past the top 10 too
     let depth: usize = arg("--top", "200").parse().expect("--top is a number");
     std::fs::create_dir_all(&trees).expect("cannot create the trees folder");
+    let model = args
+        .iter()
+        .position(|a| a == "--model")
+        .and_then(|i| args.get(i + 1));
+    let mut embedding = model.map(|dir| {
+        silt_embed::EmbeddingJudge::load(std::path::Path::new(dir))
+            .unwrap_or_else(|e| panic!("cannot load {dir}: {e:?}"))
+    });
+    let methods = if embedding.is_some() { 4 } else { 3 };
+    let held_out_only = args.iter().any(|a| a == "--held-out-only");
+    let cases: Vec<Case> = cases
+        .into_iter()
+        .filter(|c| c.held_out || !held_out_only)
+        .collect();
 
-    let mut rows: Vec<(&Case, usize, [Scored; 3])> = Vec::new();
-    let mut seconds = [0.0f64; 3];
+    let mut rows: Vec<(&Case, usize, Vec<Scored>)> = Vec::new();
+    let mut seconds = [0.0f64; 4];
     for case in &cases {
         let mut folder = Folder::open(tree(&git, &trees, &case.parent));
         let text_files = folder.files.iter().filter(|f| !f.1).count();
@@ -290,8 +310,17 @@ fn main() {
         };
         let size = timed(0, &mut || by_size(&folder));
         let before = timed(1, &mut || previews_alone(&mut folder, &case.question));
-        let after = timed(2, &mut || grep_now(&mut folder, &case.question, depth));
-        rows.push((case, text_files, [size, before, after]));
+        let after = timed(2, &mut || {
+            grep_now(&mut LexicalJudge, &mut folder, &case.question, depth)
+        });
+        let mut scored = vec![size, before, after];
+        if let Some(judge) = embedding.as_mut() {
+            scored.push(timed(3, &mut || {
+                grep_now(judge, &mut folder, &case.question, depth)
+            }));
+            eprintln!("{}: {:.1} s", case.id, seconds[3]);
+        }
+        rows.push((case, text_files, scored));
     }
 
     let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
@@ -320,11 +349,14 @@ fn main() {
         ("development", &|c: &Case| !c.held_out),
         ("held-out", &|c: &Case| c.held_out),
     ] {
-        let subset: Vec<&(&Case, usize, [Scored; 3])> = rows.iter().filter(|r| keep(r.0)).collect();
+        let subset: Vec<&(&Case, usize, Vec<Scored>)> = rows.iter().filter(|r| keep(r.0)).collect();
         let n = subset.len();
+        if n == 0 {
+            continue;
+        }
         let mut line = format!("{name:<20} ({n:>2} cases)");
         let mut per = serde_json::Map::new();
-        for (m, method) in METHODS.iter().enumerate() {
+        for (m, method) in METHODS.iter().enumerate().take(methods) {
             let recall = subset.iter().map(|r| r.2[m].recall).sum::<f64>() / n as f64;
             let primary = subset.iter().filter(|r| r.2[m].primary_in_top).count();
             line.push_str(&format!(
@@ -339,15 +371,15 @@ fn main() {
         summary.insert(name.to_string(), Value::Object(per));
     }
     println!(
-        "seconds over all cases: size {:.1}, lexical-before {:.1}, lexical-after {:.1}",
-        seconds[0], seconds[1], seconds[2]
+        "seconds over all cases: size {:.1}, lexical-before {:.1}, lexical-after {:.1}, embedding {:.1}",
+        seconds[0], seconds[1], seconds[2], seconds[3]
     );
 
     let cases_json: Vec<Value> = rows
         .iter()
         .map(|(case, n, s)| {
             let mut per = serde_json::Map::new();
-            for (m, method) in METHODS.iter().enumerate() {
+            for (m, method) in METHODS.iter().enumerate().take(methods) {
                 per.insert(
                     method.to_string(),
                     json!({

@@ -119,3 +119,36 @@ mod tests {
         assert_eq!(estimate_tokens(9), 3);
     }
 }
+
+/// Whether a lesson's action says not to do something. Sentence embeddings
+/// barely see negation ("inject CoT" and "do not inject CoT" sit close),
+/// so the embedding judge and recall by meaning read polarity from words.
+pub fn negated(text: &str) -> bool {
+    text.to_lowercase()
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|w| {
+            matches!(
+                w,
+                "not" | "no" | "never" | "avoid" | "without" | "stop" | "dont"
+            ) || w.ends_with("n't")
+        })
+}
+
+/// The cosine of two unit vectors (0 when either is the zero vector).
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>() as f64
+}
+
+#[cfg(test)]
+mod negation_tests {
+    use super::negated;
+
+    #[test]
+    fn negation_is_read_from_words() {
+        assert!(negated("do not inject CoT, keep it terse"));
+        assert!(negated("Don't retry on 4xx"));
+        assert!(negated("avoid global state"));
+        assert!(!negated("inject explicit step-by-step CoT"));
+        assert!(!negated("annotate the notes"));
+    }
+}

@@ -12,14 +12,15 @@ use std::path::Path;
 use std::rc::Rc;
 
 use silt_core::lexical::softmax;
-use silt_core::text::estimate_tokens;
+use silt_core::text::{estimate_tokens, negated};
 use silt_core::types::{
     Answer, AnswerSpace, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage,
 };
 use silt_core::validate::validate_question;
 
 use crate::calibration::Calibration;
-use crate::model::{Encoder, Kind, cosine};
+use crate::model::{Encoder, Kind};
+use silt_core::text::cosine;
 
 /// Vectors kept between calls of a warm judge, by text.
 const CACHE_ENTRIES: usize = 20_000;
@@ -226,18 +227,6 @@ fn same_text(a: &str, b: &str) -> bool {
     a.trim().eq_ignore_ascii_case(b.trim())
 }
 
-/// Whether an action says not to do something.
-pub fn negated(text: &str) -> bool {
-    text.to_lowercase()
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .any(|w| {
-            matches!(
-                w,
-                "not" | "no" | "never" | "avoid" | "without" | "stop" | "dont"
-            ) || w.ends_with("n't")
-        })
-}
-
 /// A short identity of the weights, so answers cached under one model are
 /// not served for another: the installer's recorded sha256 when present,
 /// else the weights' size.
@@ -255,18 +244,4 @@ fn fingerprint(dir: &Path) -> String {
             .map(|m| format!("len{}", m.len()))
             .unwrap_or_else(|_| "unknown".into())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn negation_is_read_from_words() {
-        assert!(negated("do not inject CoT, keep it terse"));
-        assert!(negated("Don't retry on 4xx"));
-        assert!(negated("avoid global state"));
-        assert!(!negated("inject explicit step-by-step CoT"));
-        assert!(!negated("annotate the notes"));
-    }
 }

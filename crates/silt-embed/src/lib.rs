@@ -10,4 +10,5 @@ pub mod judge;
 pub mod model;
 
 pub use judge::EmbeddingJudge;
-pub use model::{Encoder, Kind, ModelError, cosine};
+pub use model::{Encoder, Kind, ModelError};
+pub use silt_core::text::cosine;

@@ -338,8 +338,3 @@ fn normalised(mut v: Vec<f32>) -> Vec<f32> {
     }
     v
 }
-
-/// The cosine of two unit vectors.
-pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>() as f64
-}

@@ -27,6 +27,12 @@ pub struct BenchSieveArgs {
     /// Warm runs per measurement.
     #[arg(long, default_value_t = 5)]
     pub runs: u32,
+    /// The judge grep and verify ask.
+    #[arg(long, default_value = "lexical")]
+    pub judge: String,
+    /// Skip functions mode and verify (for a slow judge).
+    #[arg(long)]
+    pub files_only: bool,
     /// JSON out.
     #[arg(long)]
     pub json: bool,
@@ -115,35 +121,55 @@ pub async fn run(args: BenchSieveArgs) -> Result<()> {
     let (floor, lister, files, bytes) = io_floor(&repo)?;
 
     let cache = tempfile::tempdir()?;
-    let params = |mode| GrepParams {
-        question: args.question.clone(),
+    let params = |mode, question: &str| GrepParams {
+        question: question.to_string(),
         path: repo.to_string_lossy().into_owned(),
         mode,
         top_k: Some(20),
         threshold: Some(0.0),
         budget_usd: None,
-        judge: Some("lexical".into()),
+        judge: Some(args.judge.clone()),
     };
     let mut grep_json = json!({});
-    for (name, mode) in [
-        ("files", GrepMode::Files),
-        ("functions", GrepMode::Functions),
-    ] {
+    let modes: &[(&str, GrepMode)] = if args.files_only {
+        &[("files", GrepMode::Files)]
+    } else {
+        &[
+            ("files", GrepMode::Files),
+            ("functions", GrepMode::Functions),
+        ]
+    };
+    for &(name, mode) in modes {
         // cold: a fresh app, nothing compiled or cached
         let app = fresh_app(&cache.path().join(name))?;
         let t = Instant::now();
-        let first = grep::run(&app.runtime, &app.config, &params(mode), None, None).await?;
+        let p = params(mode, &args.question);
+        let first = grep::run(&app.runtime, &app.config, &p, None, None).await?;
         let cold = t.elapsed();
         let mut warm = Vec::new();
         for _ in 0..runs {
             let t = Instant::now();
-            grep::run(&app.runtime, &app.config, &params(mode), None, None).await?;
+            grep::run(&app.runtime, &app.config, &p, None, None).await?;
             warm.push(t.elapsed());
         }
+        // another question over the same files: no answer is cached, but a
+        // judge that keeps vectors embeds only the question
+        let t = Instant::now();
+        let other = params(mode, "how are API errors turned into messages for the user");
+        let second = grep::run(&app.runtime, &app.config, &other, None, None).await?;
+        let new_question = t.elapsed();
         grep_json[name] = json!({
             "cold_s": secs(cold), "warm_p50_s": secs(median(warm)),
+            "new_question_s": secs(new_question),
             "units_scored": first["units_scored"], "requests": first["requests"],
+            "input_tokens": first["input_tokens"],
+            "new_question_input_tokens": second["input_tokens"],
         });
+    }
+    if args.files_only {
+        let out = json!({"repo": repo, "files": files, "judge": args.judge, "grep": grep_json, "runs": runs});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
     }
 
     let fixture = tempfile::tempdir()?;
@@ -151,7 +177,7 @@ pub async fn run(args: BenchSieveArgs) -> Result<()> {
     let vparams = VerifyParams {
         report: Some(report),
         base_path: Some(fixture.path().to_string_lossy().into_owned()),
-        judge: Some("lexical".into()),
+        judge: Some(args.judge.clone()),
         ..VerifyParams::default()
     };
     let app = fresh_app(&cache.path().join("verify"))?;
@@ -168,7 +194,7 @@ pub async fn run(args: BenchSieveArgs) -> Result<()> {
     let vwarm = median(vwarm);
 
     let out: Value = json!({
-        "repo": repo, "files": files, "bytes": bytes,
+        "repo": repo, "files": files, "bytes": bytes, "judge": args.judge,
         "io_floor": {"lister": lister, "seconds": secs(floor)},
         "grep": grep_json,
         "verify": {"claims": claims, "cold_s": secs(vcold), "warm_p50_s": secs(vwarm),

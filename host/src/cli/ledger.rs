@@ -24,7 +24,8 @@ pub struct LedgerArgs {
     /// JSON out.
     #[arg(long, global = true)]
     pub json: bool,
-    /// The judge for the sleep pass.
+    /// The ledger's judge: it relates lessons in the sleep pass and, when it
+    /// has vectors (the embedding judge), recall ranks by meaning.
     #[arg(long, global = true, default_value = "lexical")]
     pub judge: String,
     #[command(subcommand)]
@@ -177,9 +178,16 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
         Some(p) => (p, None),
         None => (default, sediment),
     };
+    // the ledger's judge is the sleep pass's (see Config::judge_for)
+    let mut config = (*app.config).clone();
+    config
+        .tools
+        .entry("sediment_sleep".into())
+        .or_default()
+        .judge = Some(args_in.judge.clone());
     let tools = LedgerTools::at(
         app.runtime.clone(),
-        app.config.clone(),
+        std::sync::Arc::new(config),
         path.clone(),
         sediment,
         args_in.now,

@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod bench;
+pub mod bench_embed;
 pub mod bench_ledger;
 pub mod bench_sieve;
 pub mod demo;
@@ -52,6 +53,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Time the ledger on a generated ledger, beside the Python reference when given its checkout.
     BenchLedger(bench_ledger::BenchLedgerArgs),
+    /// Time the embedding judge in its sandbox: model load, sentences per second, peak memory.
+    BenchEmbed(bench_embed::BenchEmbedArgs),
     /// Time grep over a repository (cold, warm, beside the I/O floor) and verify over a 20-claim report.
     BenchSieve(bench_sieve::BenchSieveArgs),
     /// The PDF reader's child process (run by silt itself under limits).

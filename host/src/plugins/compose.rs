@@ -14,6 +14,12 @@ const LEDGER_CLI: &[u8] = include_bytes!(env!("SILT_WASM_SILT_LEDGER_CLI"));
 /// Plugs the exports of `plugs` into `socket`'s imports and encodes the
 /// result; fails if any import other than WASI is left unsatisfied.
 fn plug(socket: (&str, &[u8]), plugs: &[(&str, &[u8])]) -> Result<Vec<u8>> {
+    plug_leaving(socket, plugs, false)
+}
+
+/// [`plug`], optionally leaving imports no plug satisfies for a later
+/// stage (so a later plug fills only what an earlier one did not).
+fn plug_leaving(socket: (&str, &[u8]), plugs: &[(&str, &[u8])], leave: bool) -> Result<Vec<u8>> {
     let mut graph = CompositionGraph::new();
     let register = |graph: &mut CompositionGraph, name: &str, bytes: &[u8]| {
         let package = Package::from_bytes(name, None, bytes.to_vec(), graph.types_mut())
@@ -41,7 +47,7 @@ fn plug(socket: (&str, &[u8]), plugs: &[(&str, &[u8])]) -> Result<Vec<u8>> {
         })
         .map(|(name, _, _)| name.to_string())
         .collect();
-    if !left.is_empty() {
+    if !left.is_empty() && !leave {
         bail!(
             "{} still imports {} after composition; the judge must export silt:judge/relate",
             socket.0,
@@ -56,12 +62,13 @@ fn plug(socket: (&str, &[u8]), plugs: &[(&str, &[u8])]) -> Result<Vec<u8>> {
 /// The ledger engine with `judge` and `silt:host` over WASI: a component
 /// exporting `silt:ledger/engine` and importing WASI only.
 pub fn ledger_library(ledger: &[u8], judge: &[u8]) -> Result<Vec<u8>> {
+    // the judge first: its vectors (if it has any) win over the
+    // standalone "no vectors" answer, which only fills what is left
+    let judged = plug_leaving(("silt:ledger", ledger), &[("silt:judge", judge)], true)
+        .context("the judge must export silt:judge/relate")?;
     plug(
-        ("silt:ledger", ledger),
-        &[
-            ("silt:judge", judge),
-            ("silt:host-over-wasi", HOST_OVER_WASI),
-        ],
+        ("silt:ledger", &judged),
+        &[("silt:host-over-wasi", HOST_OVER_WASI)],
     )
 }
 

@@ -148,6 +148,29 @@ impl crate::bindings::ledger_engine::silt::judge::relate::Host for PluginState {
     }
 }
 
+impl crate::bindings::ledger_engine::silt::embed::embed::Host for PluginState {
+    async fn embed(
+        &mut self,
+        texts: Vec<String>,
+    ) -> wasmtime::Result<
+        Result<crate::bindings::ledger_engine::silt::embed::embed::Embedding, JudgeError>,
+    > {
+        let Some(judge) = self.judge.clone() else {
+            wasmtime::bail!(
+                "engine '{}' asked for vectors but no judge was bound",
+                self.plugin
+            );
+        };
+        Ok(judge.embed(texts).await.map(|e| {
+            crate::bindings::ledger_engine::silt::embed::embed::Embedding {
+                vectors: e.vectors,
+                same_above: e.same_above,
+                related_above: e.related_above,
+            }
+        }))
+    }
+}
+
 impl crate::bindings::ask_engine::silt::sieve::types::Host for PluginState {}
 
 impl crate::bindings::verify_engine::silt::host::sources::Host for PluginState {

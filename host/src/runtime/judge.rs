@@ -9,6 +9,8 @@ use wasmtime::{Engine, Store};
 use super::Sandbox;
 use super::failure::PluginFailure;
 use super::state::PluginState;
+use crate::bindings::embedding_judge::exports::silt::embed::embed::Embedding;
+use crate::bindings::embedding_judge::{EmbeddingJudgePlugin, EmbeddingJudgePluginPre};
 use crate::bindings::judge::{JudgePlugin, JudgePluginPre};
 use crate::bindings::ledger_engine::silt::judge::relate as engine_relate;
 use crate::bindings::lesson_judge::exports::silt::judge::relate as judge_relate;
@@ -16,6 +18,36 @@ use crate::bindings::lesson_judge::{LessonJudgePlugin, LessonJudgePluginPre};
 use crate::bindings::types::Distribution;
 use crate::bindings::types::{Item, JudgeError, JudgeInfo, Question, Response};
 use crate::plugins::manifest::Manifest;
+
+/// One call on a warm instance's export `$field` (taken out of the
+/// instance for the call, put back with it), under the plugin's limits; the
+/// instance goes back to the pool only if the call did not trap or time out.
+/// Returns from the enclosing function.
+macro_rules! warm_call {
+    ($self:ident, $field:ident, $size:expr, |$handle:ident, $store:ident| $call:expr) => {{
+        let mut warm = $self
+            .acquire()
+            .await
+            .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
+        let Some($handle) = warm.$field.take() else {
+            return Err(JudgeError::Internal(format!(
+                "judge '{}' lost its {} export",
+                $self.manifest.plugin.name,
+                stringify!($field)
+            )));
+        };
+        let outcome = {
+            let $store = &mut warm.store;
+            tokio::time::timeout($self.sandbox().wall(), $call).await
+        };
+        let finished = $self.sandbox().finish(&warm.store, outcome);
+        if finished.is_ok() {
+            warm.$field = Some($handle);
+            $self.release(warm);
+        }
+        return $self.judged(finished, $size);
+    }};
+}
 
 /// A judge ready to answer.
 pub struct LoadedJudge {
@@ -25,6 +57,8 @@ pub struct LoadedJudge {
     pre: JudgePluginPre<PluginState>,
     /// Set when the component also exports `silt:judge/relate`.
     relate_pre: Option<LessonJudgePluginPre<PluginState>>,
+    /// Set when the component also exports `silt:embed/embed`.
+    embed_pre: Option<EmbeddingJudgePluginPre<PluginState>>,
     /// Idle warm instances (judges with `reuse_calls` > 1).
     warm: Mutex<Vec<Warm>>,
 }
@@ -36,8 +70,9 @@ const MAX_IDLE: usize = 2;
 /// An instance kept between calls, with the store it lives in.
 struct Warm {
     store: Store<PluginState>,
-    judge: JudgePlugin,
+    judge: Option<JudgePlugin>,
     relate: Option<LessonJudgePlugin>,
+    embed: Option<EmbeddingJudgePlugin>,
     calls: u32,
 }
 
@@ -48,6 +83,7 @@ impl LoadedJudge {
         manifest: Arc<Manifest>,
         pre: JudgePluginPre<PluginState>,
         relate_pre: Option<LessonJudgePluginPre<PluginState>>,
+        embed_pre: Option<EmbeddingJudgePluginPre<PluginState>>,
     ) -> Result<Self, PluginFailure> {
         let mut loaded = LoadedJudge {
             manifest,
@@ -61,13 +97,18 @@ impl LoadedJudge {
             engine,
             pre,
             relate_pre,
+            embed_pre,
             warm: Mutex::new(Vec::new()),
         };
         let info = if loaded.is_warm() {
             let mut warm = loaded.acquire().await?;
             let outcome = tokio::time::timeout(
                 loaded.sandbox().wall(),
-                warm.judge.silt_judge_judge().call_info(&mut warm.store),
+                warm.judge
+                    .as_ref()
+                    .expect("a new instance has its judge")
+                    .silt_judge_judge()
+                    .call_info(&mut warm.store),
             )
             .await;
             let info = loaded.sandbox().finish(&warm.store, outcome)?;
@@ -119,14 +160,19 @@ impl LoadedJudge {
                         .relate_pre
                         .as_ref()
                         .and_then(|_| LessonJudgePlugin::new(&mut store, &instance).ok());
-                    Ok((judge, relate))
+                    let embed = self
+                        .embed_pre
+                        .as_ref()
+                        .and_then(|_| EmbeddingJudgePlugin::new(&mut store, &instance).ok());
+                    Ok((judge, relate, embed))
                 })
                 .await;
-                let (judge, relate) = sandbox.finish(&store, outcome)?;
+                let (judge, relate, embed) = sandbox.finish(&store, outcome)?;
                 Warm {
                     store,
-                    judge,
+                    judge: Some(judge),
                     relate,
+                    embed,
                     calls: 0,
                 }
             }
@@ -137,6 +183,15 @@ impl LoadedJudge {
         state.memory.denied = false;
         warm.store.set_epoch_deadline(1);
         Ok(warm)
+    }
+
+    /// The largest linear memory an idle warm instance has grown to.
+    pub fn peak_memory(&self) -> usize {
+        let pool = self.warm.lock().expect("warm pool lock");
+        pool.iter()
+            .map(|w| w.store.data().memory.peak)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Puts back an instance whose call succeeded, unless it has served
@@ -153,23 +208,9 @@ impl LoadedJudge {
     /// back as a judge error, so the engine that asked can report it.
     pub async fn ask(&self, question: &Question, items: &[Item]) -> Result<Response, JudgeError> {
         if self.is_warm() {
-            let mut warm = self
-                .acquire()
-                .await
-                .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
-            let outcome = tokio::time::timeout(
-                self.sandbox().wall(),
-                warm.judge
-                    .silt_judge_judge()
-                    .call_ask(&mut warm.store, question, items),
-            )
-            .await;
-            let finished = self.sandbox().finish(&warm.store, outcome);
-            // a trapped or stopped instance is dropped, never reused
-            if finished.is_ok() {
-                self.release(warm);
-            }
-            return self.judged(finished, response_size);
+            warm_call!(self, judge, response_size, |judge, store| judge
+                .silt_judge_judge()
+                .call_ask(store, question, items));
         }
         let sandbox = Sandbox {
             engine: &self.engine,
@@ -194,6 +235,37 @@ impl LoadedJudge {
     /// Whether this judge can relate lessons (the ledger's sleep pass).
     pub fn can_relate(&self) -> bool {
         self.relate_pre.is_some()
+    }
+
+    /// Vectors for `texts`, when the judge exports `silt:embed/embed`;
+    /// `unsupported` otherwise (the caller falls back to its own scoring).
+    pub async fn embed(&self, texts: Vec<String>) -> Result<Embedding, JudgeError> {
+        if self.embed_pre.is_none() {
+            return Err(JudgeError::Unsupported(format!(
+                "judge '{}' has no vectors (it does not export silt:embed/embed)",
+                self.manifest.plugin.name
+            )));
+        }
+        let size = |e: &Embedding| e.vectors.iter().map(|v| 8 + 4 * v.len()).sum();
+        if self.is_warm() {
+            warm_call!(self, embed, size, |embed, store| embed
+                .silt_embed_embed()
+                .call_embed(store, &texts));
+        }
+        let pre = self.embed_pre.as_ref().expect("checked above");
+        let sandbox = self.sandbox();
+        let mut store = sandbox
+            .store(None)
+            .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
+        let outcome = tokio::time::timeout(sandbox.wall(), async {
+            let judge = pre.instantiate_async(&mut store).await?;
+            judge
+                .silt_embed_embed()
+                .call_embed(&mut store, &texts)
+                .await
+        })
+        .await;
+        self.judged(sandbox.finish(&store, outcome), size)
     }
 
     /// Relates lesson pairs, with the plugin's limits; failures come back
@@ -223,28 +295,9 @@ impl LoadedJudge {
             answers.iter().map(|d| 16 + 8 * d.probabilities.len()).sum()
         };
         if self.is_warm() {
-            let mut warm = self
-                .acquire()
-                .await
-                .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
-            let Some(relate) = warm.relate.take() else {
-                return Err(JudgeError::Internal(
-                    "the warm instance lost its relate export".into(),
-                ));
-            };
-            let outcome = tokio::time::timeout(
-                self.sandbox().wall(),
-                relate
-                    .silt_judge_relate()
-                    .call_relate(&mut warm.store, &pairs),
-            )
-            .await;
-            let finished = self.sandbox().finish(&warm.store, outcome);
-            if finished.is_ok() {
-                warm.relate = Some(relate);
-                self.release(warm);
-            }
-            return self.judged(finished, size);
+            warm_call!(self, relate, size, |relate, store| relate
+                .silt_judge_relate()
+                .call_relate(store, &pairs));
         }
         let sandbox = Sandbox {
             engine: &self.engine,

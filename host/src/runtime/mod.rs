@@ -354,8 +354,15 @@ impl Runtime {
                     .instantiate_pre(&component)
                     .and_then(LessonJudgePluginPre::new)
                     .ok();
+                // and one that also exports `embed` gives the ledger vectors
+                let embed_pre = self
+                    .judge_linker
+                    .instantiate_pre(&component)
+                    .and_then(crate::bindings::embedding_judge::EmbeddingJudgePluginPre::new)
+                    .ok();
                 Ok::<_, CallError>(Arc::new(
-                    LoadedJudge::load(self.engine.clone(), manifest, pre, relate_pre).await?,
+                    LoadedJudge::load(self.engine.clone(), manifest, pre, relate_pre, embed_pre)
+                        .await?,
                 ))
             })
             .await?;

@@ -22,6 +22,8 @@ const STDERR_KEEP: usize = 16 << 10;
 pub struct MemoryCap {
     pub max_bytes: usize,
     pub denied: bool,
+    /// The largest linear memory the guest has asked for, for benchmarks.
+    pub peak: usize,
 }
 
 impl ResourceLimiter for MemoryCap {
@@ -31,6 +33,7 @@ impl ResourceLimiter for MemoryCap {
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
+        self.peak = self.peak.max(desired);
         if desired > self.max_bytes {
             self.denied = true;
             wasmtime::bail!("memory limit of {} MiB reached", self.max_bytes >> 20);
@@ -158,6 +161,7 @@ impl PluginState {
             memory: MemoryCap {
                 max_bytes: (manifest.limits.memory_mib << 20) as usize,
                 denied: false,
+                peak: 0,
             },
             ticks_used: 0,
             tick_budget: manifest.limits.cpu_ms.div_ceil(super::TICK_MS).max(1),

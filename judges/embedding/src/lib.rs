@@ -7,8 +7,8 @@
 //! already embedded.
 
 wit_bindgen::generate!({
-    path: "../../wit/judge",
-    world: "silt:judge/lesson-judge-plugin",
+    path: ["../../wit/judge", "../../wit/embed"],
+    world: "silt:embed/embedding-judge-plugin",
     with: { "silt:judge/types@0.1.0": silt_guest::types },
 });
 
@@ -109,6 +109,22 @@ impl RelateGuest for Embedding {
                     .collect()
             })
             .map_err(Into::into)
+    }
+}
+
+impl exports::silt::embed::embed::Guest for Embedding {
+    fn embed(texts: Vec<String>) -> Result<exports::silt::embed::embed::Embedding, JudgeError> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        with_judge(|j| {
+            let vectors = j.cache.vectors(&j.encoder, &refs)?;
+            let c = j.calibration;
+            Ok(exports::silt::embed::embed::Embedding {
+                vectors: vectors.iter().map(|v| v.to_vec()).collect(),
+                same_above: c.same.midpoint(),
+                related_above: c.related.midpoint(),
+            })
+        })
+        .map_err(Into::into)
     }
 }
 

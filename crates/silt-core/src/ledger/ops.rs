@@ -172,6 +172,55 @@ impl Ledger {
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         scored.truncate(k);
+        self.fire(scored, now)
+    }
+
+    /// Recall by meaning: `candidates` are active entries' positions,
+    /// `relevance[c]` how close candidate `c`'s situation is to the
+    /// context (a cosine, negatives count as 0), and `duplicate(c, d)`
+    /// whether two candidates say the same thing. Scores are relevance
+    /// times effective confidence; the best are taken in order, skipping
+    /// any that duplicates one ranked above it (taken or itself skipped),
+    /// so recall never spends two of its `k` places on one lesson.
+    pub fn recall_by_meaning(
+        &mut self,
+        candidates: &[usize],
+        relevance: &[f64],
+        duplicate: impl Fn(usize, usize) -> bool,
+        k: usize,
+        now: f64,
+    ) -> (Vec<usize>, Vec<Event>) {
+        let mut order: Vec<(usize, f64)> = candidates
+            .iter()
+            .zip(relevance)
+            .enumerate()
+            .filter(|(_, (i, _))| self.entries[**i].status == Status::Active)
+            .map(|(c, (i, r))| (c, r.max(0.0) * self.entries[*i].effective(now)))
+            .filter(|(_, s)| *s > 0.0)
+            .collect();
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut taken: Vec<(usize, f64)> = Vec::new();
+        // duplicates chain: a lesson that repeats one already passed over
+        // repeats the one taken before it
+        let mut seen: Vec<usize> = Vec::new();
+        for (c, score) in order {
+            if taken.len() == k {
+                break;
+            }
+            if !seen.iter().any(|&t| duplicate(t, c)) {
+                taken.push((c, score));
+            }
+            seen.push(c);
+        }
+        let scored = taken
+            .into_iter()
+            .map(|(c, score)| (candidates[c], score))
+            .collect();
+        self.fire(scored, now)
+    }
+
+    /// Marks the recalled entries as fired, best first.
+    fn fire(&mut self, scored: Vec<(usize, f64)>, now: f64) -> (Vec<usize>, Vec<Event>) {
         let mut events = Vec::new();
         for (i, score) in &scored {
             let e = &mut self.entries[*i];
@@ -559,6 +608,29 @@ mod tests {
                 "{when}"
             );
         }
+    }
+
+    #[test]
+    fn recall_by_meaning_skips_duplicates_and_inactive_lessons() {
+        let mut l = ledger_with(&[
+            ("a", "target model is Claude", "use XML tags"),
+            ("b", "Anthropic model as target", "structure with XML tags"),
+            ("c", "deploying a database", "take a backup first"),
+            ("d", "prompt for Claude models", "be direct"),
+        ]);
+        l.entries[3].status = Status::Retired;
+        // a and b say the same thing; d would score best but is retired
+        let relevance = [0.8, 0.9, 0.1, 0.95];
+        let dup = |x: usize, y: usize| matches!((x.min(y), x.max(y)), (0, 1));
+        let (hits, events) = l.recall_by_meaning(&[0, 1, 2, 3], &relevance, dup, 5, NOW + 10.0);
+        // effective confidences are equal, so b (0.9) comes first and a is
+        // its duplicate; c still fits
+        assert_eq!(hits, vec![1, 2]);
+        assert_eq!(events.len(), 2);
+        assert_eq!(l.entries[0].hit_count, 0, "a duplicate does not fire");
+        assert_eq!(l.entries[3].hit_count, 0, "retired lessons never fire");
+        let (hits, _) = l.recall_by_meaning(&[0, 1, 2], &[0.8, 0.9, -0.3], |_, _| false, 1, NOW);
+        assert_eq!(hits, vec![1], "k caps the answer");
     }
 
     #[test]

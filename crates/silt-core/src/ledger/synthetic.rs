@@ -90,3 +90,20 @@ pub fn lessons(n: usize) -> Vec<Lesson> {
         })
         .collect()
 }
+
+/// Texts for timing encoders, the same on every run: `n` short ones (one
+/// lesson each, "WHEN ... PREFER ...") or, when `long`, passages of ten
+/// lessons each, longer than a transformer's 256-token cut, like the file
+/// previews grep asks about.
+pub fn bench_texts(n: usize, long: bool) -> Vec<String> {
+    let per = if long { 10 } else { 1 };
+    lessons(n * per)
+        .chunks(per)
+        .map(|c| {
+            c.iter()
+                .map(|l| format!("WHEN {} PREFER {}.", l.when, l.prefer))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
