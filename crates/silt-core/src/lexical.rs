@@ -23,10 +23,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::text::{estimate_tokens, terms};
-use crate::types::{
-    Answer, AnswerSpace, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage,
-};
+use crate::text::terms;
+use crate::types::{Answer, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage};
 use crate::validate::validate_question;
 
 /// The softmax sharpness, fitted by maximum likelihood on two-option
@@ -135,24 +133,12 @@ pub fn answer(question: &Question, items: &[Item]) -> Result<Response, JudgeErro
         .iter()
         .map(|item| {
             input_chars += shared_chars + item.text.chars().count();
-            let p = softmax(&scorer.coverage(&item.text), BETA);
-            match question.space {
-                AnswerSpace::Judge { .. } => Answer::YesProbability(p[0]),
-                _ => Answer::Distribution {
-                    probabilities: p,
-                    pick: None,
-                },
-            }
+            Answer::from_probabilities(&question.space, softmax(&scorer.coverage(&item.text), BETA))
         })
         .collect();
     Ok(Response {
         answers,
-        usage: Usage {
-            units: items.len() as u32,
-            input_tokens: estimate_tokens(input_chars),
-            output_tokens: 0,
-            cost_usd: 0.0,
-        },
+        usage: Usage::local(items.len(), input_chars),
     })
 }
 
@@ -173,7 +159,7 @@ impl Judge for LexicalJudge {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::ChoiceOption;
+    use crate::types::{AnswerSpace, ChoiceOption};
     use crate::validate::validate_response;
 
     fn item(id: &str, text: &str) -> Item {

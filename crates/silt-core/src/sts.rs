@@ -65,3 +65,54 @@ pub fn paraphrase_choices(pairs: &[Pair], closeness: impl Fn(&str, &str) -> f64)
     }
     choices
 }
+
+/// How a softmax of sharpness `beta` does on two-option choices, each given
+/// as (score of the right option, score of the wrong one).
+#[derive(Debug, Clone, Copy)]
+pub struct ChoiceFit {
+    /// Mean negative log-likelihood of the right option.
+    pub nll: f64,
+    /// Share picked right (a tie counts half, as a coin flip would).
+    pub accuracy: f64,
+    /// Mean probability given to the option picked.
+    pub confidence: f64,
+}
+
+/// Scores `beta` on `choices`.
+pub fn choice_fit(choices: &[[f64; 2]], beta: f64) -> ChoiceFit {
+    let (mut nll, mut right, mut confidence) = (0.0, 0.0, 0.0);
+    for f in choices {
+        let p = crate::lexical::softmax(f, beta);
+        nll -= p[0].max(1e-12).ln();
+        right += if p[0] > p[1] {
+            1.0
+        } else if p[0] == p[1] {
+            0.5
+        } else {
+            0.0
+        };
+        confidence += p[0].max(p[1]);
+    }
+    let n = choices.len().max(1) as f64;
+    ChoiceFit {
+        nll: nll / n,
+        accuracy: right / n,
+        confidence: confidence / n,
+    }
+}
+
+/// The `beta` in `[lo, hi]` of least nll on `choices` (the likelihood is
+/// unimodal in beta: golden-section search).
+pub fn fit_beta(choices: &[[f64; 2]], mut lo: f64, mut hi: f64) -> f64 {
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..100 {
+        let a = hi - g * (hi - lo);
+        let b = lo + g * (hi - lo);
+        if choice_fit(choices, a).nll < choice_fit(choices, b).nll {
+            hi = b
+        } else {
+            lo = a
+        }
+    }
+    (lo + hi) / 2.0
+}

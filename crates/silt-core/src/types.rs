@@ -74,6 +74,21 @@ pub enum Answer {
     },
 }
 
+impl Answer {
+    /// A distribution over `space`'s criteria as the answer its kind takes:
+    /// p(yes) (the first criterion) for a yes/no question, else the
+    /// distribution itself, leaving the pick to the most probable.
+    pub fn from_probabilities(space: &AnswerSpace, p: Vec<f64>) -> Answer {
+        match space {
+            AnswerSpace::Judge { .. } => Answer::YesProbability(p[0]),
+            _ => Answer::Distribution {
+                probabilities: p,
+                pick: None,
+            },
+        }
+    }
+}
+
 /// What answering one batch cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
@@ -81,6 +96,19 @@ pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost_usd: f64,
+}
+
+impl Usage {
+    /// A local judge's cost: `units` items, the tokens of `input_chars`
+    /// read, nothing written, nothing paid.
+    pub fn local(units: usize, input_chars: usize) -> Usage {
+        Usage {
+            units: units as u32,
+            input_tokens: crate::text::estimate_tokens(input_chars),
+            output_tokens: 0,
+            cost_usd: 0.0,
+        }
+    }
 }
 
 /// A judge's reply to one batch.

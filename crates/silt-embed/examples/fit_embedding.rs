@@ -12,8 +12,7 @@
 
 use std::collections::HashMap;
 
-use silt_core::lexical::softmax;
-use silt_core::sts::{Pair, paraphrase_choices, read_pairs};
+use silt_core::sts::{Pair, choice_fit, fit_beta, paraphrase_choices, read_pairs};
 use silt_embed::calibration::{Calibration, FILE, Platt, fit_platt};
 use silt_embed::{Encoder, cosine};
 
@@ -44,23 +43,6 @@ fn choice_features(v: &Vectors, pairs: &[Pair]) -> Vec<[f64; 2]> {
         .iter()
         .map(|c| [v.cos(&c.item, &c.right), v.cos(&c.item, &c.wrong)])
         .collect()
-}
-
-fn choice_nll(x: &[[f64; 2]], beta: f64) -> (f64, f64) {
-    let mut nll = 0.0;
-    let mut right = 0.0;
-    for f in x {
-        let p = softmax(f, beta);
-        nll -= p[0].max(1e-12).ln();
-        right += if p[0] > p[1] {
-            1.0
-        } else if p[0] == p[1] {
-            0.5
-        } else {
-            0.0
-        };
-    }
-    (nll / x.len() as f64, right / x.len() as f64)
 }
 
 fn labelled(v: &Vectors, pairs: &[Pair], yes: f64, no: f64) -> Vec<(f64, bool)> {
@@ -109,24 +91,13 @@ fn main() {
     let v = embed_all(&encoder, &[&train, &test]);
 
     let (tr, te) = (choice_features(&v, &train), choice_features(&v, &test));
-    let (mut lo, mut hi) = (0.1f64, 200.0f64);
-    let g = (5f64.sqrt() - 1.0) / 2.0;
-    for _ in 0..100 {
-        let a = hi - g * (hi - lo);
-        let b = lo + g * (hi - lo);
-        if choice_nll(&tr, a).0 < choice_nll(&tr, b).0 {
-            hi = b
-        } else {
-            lo = a
-        }
-    }
-    let beta = (lo + hi) / 2.0;
+    let beta = fit_beta(&tr, 0.1, 200.0);
     println!("choices: train {} test {}", tr.len(), te.len());
     println!("beta = {beta:.3}");
-    let (n, a) = choice_nll(&tr, beta);
-    println!("  train: nll {n:.4} accuracy {a:.4}");
-    let (n, a) = choice_nll(&te, beta);
-    println!("  test:  nll {n:.4} accuracy {a:.4}");
+    for (name, x) in [("train", &tr), ("test", &te)] {
+        let f = choice_fit(x, beta);
+        println!("  {name}: nll {:.4} accuracy {:.4}", f.nll, f.accuracy);
+    }
 
     let mut curves = Vec::new();
     for (name, yes, no) in [("same", 4.0, 3.0), ("related", 2.0, 1.0)] {

@@ -12,10 +12,8 @@ use std::path::Path;
 use std::rc::Rc;
 
 use silt_core::lexical::softmax;
-use silt_core::text::{estimate_tokens, negated};
-use silt_core::types::{
-    Answer, AnswerSpace, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage,
-};
+use silt_core::text::negated;
+use silt_core::types::{Answer, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage};
 use silt_core::validate::validate_question;
 
 use crate::calibration::Calibration;
@@ -201,24 +199,12 @@ impl Judge for EmbeddingJudge {
             .iter()
             .map(|v| {
                 let cosines: Vec<f64> = cv.iter().map(|c| cosine(v, c)).collect();
-                let p = softmax(&cosines, beta);
-                match question.space {
-                    AnswerSpace::Judge { .. } => Answer::YesProbability(p[0]),
-                    _ => Answer::Distribution {
-                        probabilities: p,
-                        pick: None,
-                    },
-                }
+                Answer::from_probabilities(&question.space, softmax(&cosines, beta))
             })
             .collect();
         Ok(Response {
             answers,
-            usage: Usage {
-                units: items.len() as u32,
-                input_tokens: estimate_tokens(input_chars),
-                output_tokens: 0,
-                cost_usd: 0.0,
-            },
+            usage: Usage::local(items.len(), input_chars),
         })
     }
 }

@@ -49,6 +49,24 @@ macro_rules! warm_call {
     }};
 }
 
+/// One call on a fresh instance of `$pre` in a fresh store, under the
+/// plugin's limits.
+macro_rules! fresh_call {
+    ($self:ident, $pre:expr, $size:expr, |$plugin:ident, $store:ident| $call:expr) => {{
+        let sandbox = $self.sandbox();
+        let mut store = sandbox
+            .store(None)
+            .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
+        let outcome = tokio::time::timeout(sandbox.wall(), async {
+            let $plugin = $pre.instantiate_async(&mut store).await?;
+            let $store = &mut store;
+            $call.await
+        })
+        .await;
+        $self.judged(sandbox.finish(&store, outcome), $size)
+    }};
+}
+
 /// A judge ready to answer.
 pub struct LoadedJudge {
     pub manifest: Arc<Manifest>,
@@ -212,22 +230,9 @@ impl LoadedJudge {
                 .silt_judge_judge()
                 .call_ask(store, question, items));
         }
-        let sandbox = Sandbox {
-            engine: &self.engine,
-            manifest: &self.manifest,
-        };
-        let mut store = sandbox
-            .store(None)
-            .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
-        let outcome = tokio::time::timeout(sandbox.wall(), async {
-            let judge = self.pre.instantiate_async(&mut store).await?;
-            judge
-                .silt_judge_judge()
-                .call_ask(&mut store, question, items)
-                .await
-        })
-        .await;
-        self.judged(sandbox.finish(&store, outcome), response_size)
+        fresh_call!(self, self.pre, response_size, |judge, store| judge
+            .silt_judge_judge()
+            .call_ask(store, question, items))
     }
 }
 
@@ -253,19 +258,9 @@ impl LoadedJudge {
                 .call_embed(store, &texts));
         }
         let pre = self.embed_pre.as_ref().expect("checked above");
-        let sandbox = self.sandbox();
-        let mut store = sandbox
-            .store(None)
-            .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
-        let outcome = tokio::time::timeout(sandbox.wall(), async {
-            let judge = pre.instantiate_async(&mut store).await?;
-            judge
-                .silt_embed_embed()
-                .call_embed(&mut store, &texts)
-                .await
-        })
-        .await;
-        self.judged(sandbox.finish(&store, outcome), size)
+        fresh_call!(self, pre, size, |judge, store| judge
+            .silt_embed_embed()
+            .call_embed(store, &texts))
     }
 
     /// Relates lesson pairs, with the plugin's limits; failures come back
@@ -299,22 +294,9 @@ impl LoadedJudge {
                 .silt_judge_relate()
                 .call_relate(store, &pairs));
         }
-        let sandbox = Sandbox {
-            engine: &self.engine,
-            manifest: &self.manifest,
-        };
-        let mut store = sandbox
-            .store(None)
-            .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
-        let outcome = tokio::time::timeout(sandbox.wall(), async {
-            let judge = pre.instantiate_async(&mut store).await?;
-            judge
-                .silt_judge_relate()
-                .call_relate(&mut store, &pairs)
-                .await
-        })
-        .await;
-        self.judged(sandbox.finish(&store, outcome), size)
+        fresh_call!(self, pre, size, |judge, store| judge
+            .silt_judge_relate()
+            .call_relate(store, &pairs))
     }
 
     /// A finished call as the engine that asked sees it: the judge's own
