@@ -7,12 +7,14 @@
 //! Usage: `cargo run --release -p silt-core --example grep_eval -- \
 //!     [--cases docs/eval/grep-cases.json] [--git /work/.mirror/cli+cli/repo] \
 //!     [--trees /tmp/silt-grep-eval] [--json OUT.json] [--top N] \
-//!     [--model DIR [--held-out-only]]`
+//!     [--model DIR [--shortlist N|all] [--held-out-only]]`
 //!
 //! `--model` adds a column: grep with the embedding judge on that model
-//! folder (natively, the same code the component runs); a transformer takes
-//! about a minute and a half per case on 2 cores, so `--held-out-only`
-//! limits the run to the held-out cases.
+//! folder (natively, the same code the component runs), reading the
+//! `--shortlist` (default: grep's own, `LOCAL_SHORTLIST`) units with the
+//! strongest lexical evidence, or every unit with `all` (a transformer then
+//! takes about a minute and a half per case on 2 cores; `--held-out-only`
+//! limits the run to the held-out cases).
 //!
 //! Each case's parent tree is extracted once with `git archive` into
 //! `--trees` and kept there. The walk is the host's: depth first, each
@@ -223,9 +225,16 @@ fn previews_alone(folder: &mut Folder, question: &str) -> Vec<String> {
     scored.into_iter().map(|(_, p)| p).collect()
 }
 
-/// grep as it is: files mode, threshold 0, with `judge`.
-fn grep_now(judge: &mut dyn Judge, folder: &mut Folder, question: &str, top: usize) -> Vec<String> {
-    let out = grep::run(
+/// grep as it is: files mode, threshold 0, with `judge` reading at most
+/// `shortlist` units.
+fn grep_now(
+    judge: &mut dyn Judge,
+    folder: &mut Folder,
+    question: &str,
+    top: usize,
+    shortlist: Option<usize>,
+) -> Vec<String> {
+    let out = grep::run_shortlisted(
         judge,
         folder,
         &GrepRequest {
@@ -235,6 +244,7 @@ fn grep_now(judge: &mut dyn Judge, folder: &mut Folder, question: &str, top: usi
             threshold: 0.0,
             budget_usd: 0.5,
         },
+        shortlist,
     )
     .expect("grep runs");
     out.results.into_iter().map(|h| h.path).collect()
@@ -291,6 +301,11 @@ fn main() {
             .unwrap_or_else(|e| panic!("cannot load {dir}: {e:?}"))
     });
     let methods = if embedding.is_some() { 4 } else { 3 };
+    let shortlist = match arg("--shortlist", "").as_str() {
+        "" => Some(grep::LOCAL_SHORTLIST),
+        "all" => None,
+        n => Some(n.parse().expect("--shortlist is a number or `all`")),
+    };
     let held_out_only = args.iter().any(|a| a == "--held-out-only");
     let cases: Vec<Case> = cases
         .into_iter()
@@ -311,12 +326,12 @@ fn main() {
         let size = timed(0, &mut || by_size(&folder));
         let before = timed(1, &mut || previews_alone(&mut folder, &case.question));
         let after = timed(2, &mut || {
-            grep_now(&mut LexicalJudge, &mut folder, &case.question, depth)
+            grep_now(&mut LexicalJudge, &mut folder, &case.question, depth, None)
         });
         let mut scored = vec![size, before, after];
         if let Some(judge) = embedding.as_mut() {
             scored.push(timed(3, &mut || {
-                grep_now(judge, &mut folder, &case.question, depth)
+                grep_now(judge, &mut folder, &case.question, depth, shortlist)
             }));
             eprintln!("{}: {:.1} s", case.id, seconds[3]);
         }

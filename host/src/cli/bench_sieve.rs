@@ -114,13 +114,39 @@ fn verify_fixture(dir: &Path) -> Result<String> {
     Ok(report)
 }
 
+/// Copies the regular files of `from` into `to`, leaving out `.git` and
+/// grep's answer cache (a repository with a `.gitignore` keeps its answers
+/// inside it, and a cold run must not find them).
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == ".git" || name == grep::CACHE_DIR {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &to.join(&name))?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), to.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
 pub async fn run(args: BenchSieveArgs) -> Result<()> {
-    let repo = std::fs::canonicalize(&args.repo)
+    let original = std::fs::canonicalize(&args.repo)
         .with_context(|| format!("cannot open {}", args.repo.display()))?;
     let runs = args.runs.max(1);
+    // the runs use a copy: answers cached in the repository by earlier
+    // runs would make "cold" warm, and the user's tree is left alone
+    let cache = tempfile::tempdir()?;
+    let repo = cache.path().join("repo");
+    copy_tree(&original, &repo)
+        .with_context(|| format!("cannot copy {} to time it", original.display()))?;
     let (floor, lister, files, bytes) = io_floor(&repo)?;
 
-    let cache = tempfile::tempdir()?;
     let params = |mode, question: &str| GrepParams {
         question: question.to_string(),
         path: repo.to_string_lossy().into_owned(),
@@ -167,7 +193,7 @@ pub async fn run(args: BenchSieveArgs) -> Result<()> {
         });
     }
     if args.files_only {
-        let out = json!({"repo": repo, "files": files, "judge": args.judge, "grep": grep_json, "runs": runs});
+        let out = json!({"repo": original, "files": files, "judge": args.judge, "grep": grep_json, "runs": runs});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
@@ -194,7 +220,7 @@ pub async fn run(args: BenchSieveArgs) -> Result<()> {
     let vwarm = median(vwarm);
 
     let out: Value = json!({
-        "repo": repo, "files": files, "bytes": bytes, "judge": args.judge,
+        "repo": original, "files": files, "bytes": bytes, "judge": args.judge,
         "io_floor": {"lister": lister, "seconds": secs(floor)},
         "grep": grep_json,
         "verify": {"claims": claims, "cold_s": secs(vcold), "warm_p50_s": secs(vwarm),

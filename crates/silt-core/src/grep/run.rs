@@ -6,7 +6,11 @@
 //! Every unit also gets the repository's lexical evidence
 //! ([`super::evidence`]): with silt's lexical judge it is the answer (the
 //! judge is not asked), with any other judge it orders what the judge left
-//! tied.
+//! tied. A judge that runs on this machine (no cost per token: an
+//! embedding model, a local model server) reads only the units with the
+//! strongest evidence ([`LOCAL_SHORTLIST`] or top_k per stage), because
+//! reading every preview of a large repository takes it minutes; a paid
+//! hosted judge reads every unit, as the reference does.
 
 use crate::ask::{self, AskError, AskUsage, round4};
 use crate::budget::Budget;
@@ -21,6 +25,13 @@ use super::units::{self, FUNCTION_UNIT_CHARS, OutlineSource, SMALL_FILE_LINES, S
 pub const MAX_TOP_K: u32 = 200;
 /// Function units per judge request.
 pub const FUNCTION_BATCH: usize = 8;
+/// Units a local judge reads per stage (files, then functions), or top_k
+/// when that is more: the ones with the strongest lexical evidence. The
+/// transformer judge reads about 2.5 long texts a second in its sandbox, so
+/// a stage takes it about 10 s cold; and on the grep evaluation a longer
+/// shortlist only let the embedding judges promote weaker files (recall@10
+/// by shortlist size in docs/eval/RESULTS.md).
+pub const LOCAL_SHORTLIST: usize = 24;
 
 /// What grep needs from the host.
 pub trait Repository {
@@ -72,24 +83,32 @@ pub struct GrepOutcome {
 }
 
 /// Judges `items` for relevance to `question`; the probability of each
-/// answered item, by position (None: the budget ran out first). When
-/// `engine` holds the units' evidence (silt's lexical judge), that evidence
-/// is read as the lexical judge's answers and no judge is called.
+/// answered item, by position (None: not read, or the budget ran out
+/// first). When `engine` is set (silt's lexical judge), the units'
+/// `evidence` is read as the lexical judge's answers and no judge is
+/// called; with a `shortlist` the judge reads only that many units, those
+/// with the strongest evidence (ties to the earlier unit).
+#[allow(clippy::too_many_arguments)]
 fn judge_units(
     judge: &mut dyn Judge,
-    engine: Option<&[f64]>,
+    engine: bool,
+    evidence: &[f64],
+    shortlist: Option<usize>,
     question: &str,
     items: Vec<String>,
     max_batch: usize,
     budget: &mut Budget,
     usage: &mut AskUsage,
 ) -> Result<Vec<Option<f64>>, AskError> {
-    if let Some(coverage) = engine {
-        return Ok(coverage
+    if engine {
+        return Ok(evidence
             .iter()
             .map(|&c| Some(lexical_probability(c)))
             .collect());
     }
+    let read = strongest(evidence, shortlist);
+    let mut items: Vec<Option<String>> = items.into_iter().map(Some).collect();
+    let texts: Vec<String> = read.iter().filter_map(|&i| items[i].take()).collect();
     let question = Question {
         text: QUESTION.into(),
         space: AnswerSpace::Judge {
@@ -99,7 +118,25 @@ fn judge_units(
     };
     // units are already cut to their caps
     let max_chars = (FUNCTION_UNIT_CHARS * 2) as u32;
-    ask::yes_probabilities(judge, question, items, max_chars, max_batch, budget, usage)
+    let answered =
+        ask::yes_probabilities(judge, question, texts, max_chars, max_batch, budget, usage)?;
+    let mut p = vec![None; evidence.len()];
+    for (i, a) in read.into_iter().zip(answered) {
+        p[i] = a;
+    }
+    Ok(p)
+}
+
+/// The positions of the `limit` units with the strongest evidence, in
+/// unit order (all of them without a limit).
+fn strongest(evidence: &[f64], limit: Option<usize>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..evidence.len()).collect();
+    if let Some(limit) = limit.filter(|&l| l < evidence.len()) {
+        order.sort_by(|&a, &b| evidence[b].total_cmp(&evidence[a]).then(a.cmp(&b)));
+        order.truncate(limit);
+        order.sort_unstable();
+    }
+    order
 }
 
 /// A hit and its unit's evidence, which orders equal probabilities.
@@ -150,11 +187,25 @@ fn validate(req: &GrepRequest) -> Result<(), AskError> {
     Ok(())
 }
 
-/// Runs a grep call.
+/// Runs a grep call; a local judge reads a shortlist per stage of
+/// [`LOCAL_SHORTLIST`] or top_k units, whichever is more.
 pub fn run(
     judge: &mut dyn Judge,
     repo: &mut dyn Repository,
     req: &GrepRequest,
+) -> Result<GrepOutcome, AskError> {
+    let shortlist = (judge.info().cost_per_million_input_tokens == 0.0)
+        .then_some(LOCAL_SHORTLIST.max(req.top_k as usize));
+    run_shortlisted(judge, repo, req, shortlist)
+}
+
+/// Runs a grep call in which the judge reads at most `shortlist` units per
+/// stage (every unit with None).
+pub fn run_shortlisted(
+    judge: &mut dyn Judge,
+    repo: &mut dyn Repository,
+    req: &GrepRequest,
+    shortlist: Option<usize>,
 ) -> Result<GrepOutcome, AskError> {
     validate(req)?;
     // silt's own lexical judge, the same version: its method is computed
@@ -196,7 +247,9 @@ pub fn run(
     let mut budget = Budget::new(req.budget_usd, cost);
     let file_p = judge_units(
         judge,
-        engine_answers.then_some(&file_c[..]),
+        engine_answers,
+        &file_c,
+        shortlist,
         &req.question,
         items,
         ask::MAX_BATCH,
@@ -254,7 +307,9 @@ pub fn run(
     let span_c = weights.coverage(&span_counts);
     let span_p = judge_units(
         judge,
-        engine_answers.then_some(&span_c[..]),
+        engine_answers,
+        &span_c,
+        shortlist,
         &req.question,
         items,
         FUNCTION_BATCH,
@@ -786,5 +841,58 @@ mod tests {
         r.top_k = 5;
         r.question = " ".into();
         assert!(run(&mut Word(vec![]), &mut NoWalk, &r).is_err());
+    }
+
+    #[test]
+    fn a_local_judge_reads_the_shortlist_with_the_strongest_evidence() {
+        // 40 files; the three that name the parser are last in walk order
+        let mut files: Vec<(&'static str, String, bool)> = Vec::new();
+        let names: Vec<&'static str> = (0..40)
+            .map(|i| &*Box::leak(format!("f{i:02}.txt").into_boxed_str()))
+            .collect();
+        for (i, name) in names.iter().enumerate() {
+            let text = if i >= 37 {
+                "the parser reads tokens\n".to_string()
+            } else {
+                format!("notes number {i}\n")
+            };
+            files.push((name, text, false));
+        }
+        let mut free = Word(vec![]);
+        let out = run(
+            &mut free,
+            &mut Files(files.clone()),
+            &request(Mode::Files, 5),
+        )
+        .unwrap();
+        assert_eq!(free.0.iter().sum::<usize>(), LOCAL_SHORTLIST);
+        assert_eq!(out.units_scored as usize, LOCAL_SHORTLIST);
+        let found: Vec<&str> = out.results.iter().map(|h| h.path.as_str()).collect();
+        assert_eq!(found, ["f37.txt", "f38.txt", "f39.txt"]);
+        // a larger top_k widens it
+        let mut free = Word(vec![]);
+        run(
+            &mut free,
+            &mut Files(files.clone()),
+            &request(Mode::Files, 30),
+        )
+        .unwrap();
+        assert_eq!(free.0.iter().sum::<usize>(), 30);
+        // a judge that charges per token reads every file, as the reference
+        struct Paid(Word);
+        impl Judge for Paid {
+            fn info(&mut self) -> JudgeInfo {
+                JudgeInfo {
+                    cost_per_million_input_tokens: 1.0,
+                    ..self.0.info()
+                }
+            }
+            fn ask(&mut self, q: &Question, items: &[Item]) -> Result<Response, JudgeError> {
+                self.0.ask(q, items)
+            }
+        }
+        let mut paid = Paid(Word(vec![]));
+        run(&mut paid, &mut Files(files), &request(Mode::Files, 5)).unwrap();
+        assert_eq!(paid.0.0.iter().sum::<usize>(), 40);
     }
 }
