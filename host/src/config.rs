@@ -53,6 +53,25 @@ pub struct FetchConfig {
     pub allow_private: Option<bool>,
 }
 
+/// The `[server]` table: the shared HTTP server (`silt serve --http`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// The address to listen on; loopback unless set (127.0.0.1).
+    pub bind: Option<std::net::IpAddr>,
+    /// The port (8723; `--port` and `$SILT_HTTP_PORT` win).
+    pub port: Option<u16>,
+    /// `Host` header values accepted besides the loopback names, e.g. the
+    /// name a reverse proxy forwards (`"silt.internal"`, `"silt.internal:443"`).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted besides loopback ones, with a scheme and a
+    /// port or `:*` (`"https://tools.example:443"`). Requests without an
+    /// `Origin` (every MCP client that is not a web page) always pass.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+}
+
 /// The redundancy pressure that schedules a sleep pass when none is set.
 pub const DEFAULT_SLEEP_PRESSURE: f64 = 0.5;
 
@@ -71,6 +90,8 @@ pub struct Config {
     pub ledger: LedgerConfig,
     #[serde(default)]
     pub fetch: FetchConfig,
+    #[serde(default)]
+    pub server: ServerConfig,
     /// Where compiled components and answers are cached (default: the user cache dir).
     pub cache_dir: Option<PathBuf>,
     /// Remember judges' answers (default on; `SILT_ANSWER_CACHE=0` turns it off).

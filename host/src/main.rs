@@ -36,6 +36,10 @@ async fn run(cli: Cli) -> Result<()> {
     if let Command::Models(cmd) = cli.command {
         return silt::cli::models::run(cmd).await;
     }
+    // the load bench runs a server child and is only its client
+    if let Command::BenchHttp(args) = cli.command {
+        return silt::cli::bench_http::run(args).await;
+    }
     let app = if matches!(cli.command, Command::Bench(_) | Command::BenchEmbed(_)) {
         // the benchmark times the judge chain, not the answer cache
         let mut config = silt::config::Config::discover()?;
@@ -45,13 +49,23 @@ async fn run(cli: Cli) -> Result<()> {
         App::open(!cli.no_compile_cache)?
     };
     match cli.command {
-        Command::Serve(args) => {
-            anyhow::ensure!(
-                !args.http,
-                "streamable HTTP is not built yet; run `silt serve` for stdio"
+        Command::Serve(args) if args.http => {
+            use silt::mcp::http::{BoundServer, ENDPOINT, HttpOptions, shutdown_on_signals};
+            let env_port = std::env::var("SILT_HTTP_PORT").ok();
+            let options = HttpOptions::resolve(&app.config, args.port, env_port.as_deref())?;
+            let shutdown = shutdown_on_signals()?;
+            let server = BoundServer::bind(options).await?;
+            // the line a launcher or a test waits for; the port is the real
+            // one when 0 was asked for
+            eprintln!(
+                "silt: serving MCP at http://{}{ENDPOINT}",
+                server.local_addr()?
             );
-            silt::mcp::serve_stdio(app.runtime, app.config).await
+            server.serve(app.runtime, app.config, shutdown).await?;
+            eprintln!("silt: stopped");
+            Ok(())
         }
+        Command::Serve(_) => silt::mcp::serve_stdio(app.runtime, app.config).await,
         Command::Ask(cmd) => silt::cli::ask::run(&app, cmd).await,
         Command::Rank(args) => silt::cli::shortcuts::rank(&app, args).await,
         Command::Route(args) => silt::cli::shortcuts::route(&app, args).await,
@@ -65,5 +79,6 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => silt::cli::bench::run(&app, args).await,
         Command::BenchEmbed(args) => silt::cli::bench_embed::run(&app, args).await,
         Command::BenchSieve(args) => silt::cli::bench_sieve::run(args).await,
+        Command::BenchHttp(_) => unreachable!("handled before the app opens"),
     }
 }

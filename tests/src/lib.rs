@@ -170,3 +170,94 @@ pub mod mcp {
         serde_json::from_str(&text_of(r)).unwrap()
     }
 }
+
+/// The shared server: `silt serve --http` as a child process.
+pub mod http {
+    use std::path::Path;
+    use std::sync::{Arc, Mutex};
+
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    /// A running `silt serve --http`, killed when dropped.
+    pub struct Served {
+        pub child: tokio::process::Child,
+        /// `http://127.0.0.1:PORT/mcp`.
+        pub url: String,
+        /// What the server wrote to stderr so far.
+        pub log: Arc<Mutex<String>>,
+    }
+
+    impl Served {
+        /// `host:port` of the server.
+        pub fn authority(&self) -> &str {
+            self.url
+                .trim_start_matches("http://")
+                .trim_end_matches("/mcp")
+        }
+    }
+
+    /// Starts `silt serve --http --port 0` with its config (`config`,
+    /// written to `home/silt.toml`), caches, plugins and ledger under
+    /// `home`, in `home` as its working folder; waits for the line that
+    /// names its address.
+    pub async fn serve_http(home: &Path, config: &str, env: &[(&str, &str)]) -> Served {
+        std::fs::write(home.join("silt.toml"), config).unwrap();
+        let mut cmd = tokio::process::Command::new(super::silt_binary());
+        cmd.args(["serve", "--http", "--port", "0"])
+            .current_dir(home)
+            .env("SILT_CACHE_DIR", home.join("cache"))
+            .env("SILT_PLUGIN_PATH", home.join("plugins"))
+            .env("SILT_CONFIG", home.join("silt.toml"))
+            .env("SILT_LEDGER_PATH", home.join("ledger.db"))
+            .env_remove("SILT_HTTP_PORT")
+            .env_remove("SILT_FETCH_ALLOW_HOSTS")
+            .env_remove("SILT_FETCH_ALLOW_PRIVATE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        start(cmd).await
+    }
+
+    /// Starts `cmd` (a `silt serve --http`, directly or through the
+    /// launcher) and waits for the line that names its address.
+    pub async fn start(mut cmd: tokio::process::Command) -> Served {
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("starting silt serve --http");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let log = Arc::new(Mutex::new(String::new()));
+        let url = loop {
+            match lines.next_line().await.unwrap() {
+                Some(line) => {
+                    log.lock().unwrap().push_str(&format!("{line}\n"));
+                    if let Some(url) = line.strip_prefix("silt: serving MCP at ") {
+                        break url.to_string();
+                    }
+                }
+                None => panic!(
+                    "silt serve --http exited before serving:\n{}",
+                    log.lock().unwrap()
+                ),
+            }
+        };
+        // keep reading, so the server never blocks on a full pipe
+        let tail = log.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                tail.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        Served { child, url, log }
+    }
+
+    /// An MCP client of the served URL.
+    pub async fn connect(url: &str) -> super::mcp::Client {
+        ().serve(StreamableHttpClientTransport::from_uri(url.to_string()))
+            .await
+            .expect("connecting over streamable HTTP")
+    }
+}

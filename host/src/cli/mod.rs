@@ -3,6 +3,7 @@
 pub mod ask;
 pub mod bench;
 pub mod bench_embed;
+pub mod bench_http;
 pub mod bench_ledger;
 pub mod bench_sieve;
 pub mod demo;
@@ -57,6 +58,8 @@ pub enum Command {
     BenchEmbed(bench_embed::BenchEmbedArgs),
     /// Time grep over a repository (cold, warm, beside the I/O floor) and verify over a 20-claim report.
     BenchSieve(bench_sieve::BenchSieveArgs),
+    /// Load the shared HTTP server with concurrent clients: throughput and p50/p99 latency.
+    BenchHttp(bench_http::BenchHttpArgs),
     /// The PDF reader's child process (run by silt itself under limits).
     #[command(hide = true)]
     PdfText(PdfTextArgs),
@@ -70,7 +73,12 @@ pub struct PdfTextArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// Serve streamable HTTP instead of stdio (not built yet).
+    /// Serve streamable HTTP at http://127.0.0.1:8723/mcp instead of stdio:
+    /// one shared server for every agent on the machine.
     #[arg(long)]
     pub http: bool,
+    /// The HTTP port (default `$SILT_HTTP_PORT`, else the config's
+    /// `[server] port`, else 8723; 0 picks a free one).
+    #[arg(long, requires = "http")]
+    pub port: Option<u16>,
 }

@@ -1,4 +1,7 @@
-//! The MCP server (rmcp): one tool per engine, over stdio.
+//! The MCP server (rmcp): one tool per engine, over stdio or, shared by
+//! every agent on the machine, over streamable HTTP ([`http`]).
+
+pub mod http;
 
 use std::sync::Arc;
 
@@ -29,6 +32,10 @@ pub struct SiltServer {
     runtime: Arc<Runtime>,
     config: Arc<Config>,
     ledger: Arc<LedgerTools>,
+    /// Where relative paths resolve: the caller's folder over stdio (the
+    /// client started us there); None over HTTP, where one process serves
+    /// callers in many folders and a relative path would mean the server's.
+    caller_dir: Option<std::path::PathBuf>,
 }
 
 /// `{ok: true, ...}`, or `{ok: false, error}` marked as a tool error.
@@ -50,12 +57,19 @@ fn tool_result(outcome: Result<serde_json::Value, CallError>) -> CallToolResult 
 
 #[tool_router]
 impl SiltServer {
-    pub fn new(runtime: Arc<Runtime>, config: Arc<Config>) -> Self {
+    /// A server whose relative paths resolve against `caller_dir` (None:
+    /// paths must be absolute).
+    pub fn new(
+        runtime: Arc<Runtime>,
+        config: Arc<Config>,
+        caller_dir: Option<std::path::PathBuf>,
+    ) -> Self {
         let ledger = Arc::new(LedgerTools::new(runtime.clone(), config.clone()));
         SiltServer {
             runtime,
             config,
             ledger,
+            caller_dir,
         }
     }
 
@@ -214,7 +228,7 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
 
     #[tool(
         name = "sieve_grep",
-        description = "Rank a repository's files (mode=files), or stretches of its strongest files (mode=functions), by how relevant they are to a plain-language question: {path, line_start, line_end, kind, probability} sorted by probability, plus usage. The walk honours .gitignore and .ignore and never follows symlinks. `path` is the folder (relative paths resolve against the server's folder over stdio); `top_k` (20), `threshold` (0.5), `judge`.",
+        description = "Rank a repository's files (mode=files), or stretches of its strongest files (mode=functions), by how relevant they are to a plain-language question: {path, line_start, line_end, kind, probability} sorted by probability, plus usage. The walk honours .gitignore and .ignore and never follows symlinks. `path` is the folder (absolute over HTTP; over stdio a relative path resolves against the server's folder); `top_k` (20), `threshold` (0.5), `judge` (a local judge such as embedding reads the 24 units, or top_k, with the strongest lexical evidence per stage).",
         annotations(
             read_only_hint = true,
             destructive_hint = false,
@@ -227,8 +241,6 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
         Parameters(params): Parameters<GrepParams>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        // over stdio the server runs in the caller's folder
-        let base = std::env::current_dir().ok();
         let out = ProgressReporter::around(
             ctx.peer.clone(),
             ctx.meta.get_progress_token(),
@@ -238,7 +250,7 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
                     &self.runtime,
                     &self.config,
                     &params,
-                    base.as_deref(),
+                    self.caller_dir.as_deref(),
                     Some(steps),
                 )
             },
@@ -249,7 +261,7 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
 
     #[tool(
         name = "sieve_verify",
-        description = "Check claims against the sources they cite. Give `records` [{claim, claim_context?, kind: fact|recommendation, premises?, citations: [{locator, quote?}]}] or a Markdown `report` (sentences, bullets and table rows become claims, marked extraction_uncertain). Locators are http(s) URLs (public addresses only; 2 MB, 25 MB for PDF; 15 s) or files under `base_path` (default: the server's folder). Per claim: verdict (supports_fully, partially_supports, contradicts, does_not_address) of the passage with the strongest support, max_contradicts, every passage's distribution, flags; plus counts, flagged, unqualified_factual_relay_blocked, sources (sha256 source_version) and usage. support_threshold 0.80, contradict_threshold 0.50, budget_usd 0.50, `judge`.",
+        description = "Check claims against the sources they cite. Give `records` [{claim, claim_context?, kind: fact|recommendation, premises?, citations: [{locator, quote?}]}] or a Markdown `report` (sentences, bullets and table rows become claims, marked extraction_uncertain). Locators are http(s) URLs (public addresses only; 2 MB, 25 MB for PDF; 15 s) or files under `base_path` (over stdio default the server's folder; over HTTP it must be given, absolute). Per claim: verdict (supports_fully, partially_supports, contradicts, does_not_address) of the passage with the strongest support, max_contradicts, every passage's distribution, flags; plus counts, flagged, unqualified_factual_relay_blocked, sources (sha256 source_version) and usage. support_threshold 0.80, contradict_threshold 0.50, budget_usd 0.50, `judge`.",
         annotations(
             read_only_hint = true,
             destructive_hint = false,
@@ -262,7 +274,6 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
         Parameters(params): Parameters<VerifyParams>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let base = std::env::current_dir().ok();
         let out = ProgressReporter::around(
             ctx.peer.clone(),
             ctx.meta.get_progress_token(),
@@ -272,7 +283,7 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
                     &self.runtime,
                     &self.config,
                     &params,
-                    base.as_deref(),
+                    self.caller_dir.as_deref(),
                     Some(steps),
                 )
             },
@@ -317,7 +328,9 @@ impl ServerHandler for SiltServer {
 
 /// Serves MCP on stdin/stdout until the client goes away.
 pub async fn serve_stdio(runtime: Arc<Runtime>, config: Arc<Config>) -> anyhow::Result<()> {
-    let service = SiltServer::new(runtime, config)
+    // over stdio the client started us in its folder
+    let caller_dir = std::env::current_dir().ok();
+    let service = SiltServer::new(runtime, config, caller_dir)
         .serve(rmcp::transport::stdio())
         .await?;
     service.waiting().await?;

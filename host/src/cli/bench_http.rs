@@ -1,0 +1,233 @@
+//! `silt bench-http`: the shared server under load. Starts `silt serve
+//! --http` (this binary, a child process with its own ledger and caches in
+//! a temporary folder, as a user would run it) and, for each number of
+//! concurrent clients, has every client call tools in a loop for a fixed
+//! time, mixing `sediment_recall`, `sediment_capture` and `sieve_ask`
+//! (lexical judge) on the one ledger. Reports throughput and p50/p99
+//! latency per level, and counts errors and lost captures.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+#[derive(Debug, clap::Args)]
+pub struct BenchHttpArgs {
+    /// Concurrent clients per level.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64,256")]
+    pub clients: Vec<usize>,
+    /// Seconds each level runs.
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
+    /// JSON out.
+    #[arg(long)]
+    pub json: bool,
+}
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// The server child and its URL.
+async fn start_server(dir: &std::path::Path) -> Result<(tokio::process::Child, String)> {
+    std::fs::write(dir.join("silt.toml"), "judge = \"lexical\"\n")?;
+    let mut child = tokio::process::Command::new(std::env::current_exe()?)
+        .args(["serve", "--http", "--port", "0"])
+        .current_dir(dir)
+        .env("SILT_CONFIG", dir.join("silt.toml"))
+        .env("SILT_CACHE_DIR", dir.join("cache"))
+        .env("SILT_LEDGER_PATH", dir.join("ledger.db"))
+        .env_remove("SILT_HTTP_PORT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .context("cannot start `silt serve --http`")?;
+    let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
+    while let Some(line) = lines.next_line().await? {
+        if let Some(url) = line.strip_prefix("silt: serving MCP at ") {
+            let url = url.to_string();
+            // drain the rest so the server never blocks on the pipe
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return Ok((child, url));
+        }
+    }
+    bail!("`silt serve --http` exited before it served")
+}
+
+async fn connect(url: &str) -> Result<Client> {
+    Ok(
+        ().serve(StreamableHttpClientTransport::from_uri(url.to_string()))
+            .await?,
+    )
+}
+
+/// One tool call; Err on a transport failure or a tool error.
+async fn call(client: &Client, name: &'static str, args: Value) -> Result<Value> {
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new(name)
+                .with_arguments(args.as_object().expect("an object").clone()),
+        )
+        .await?;
+    if r.is_error == Some(true) {
+        bail!("{name} failed: {:?}", r.content);
+    }
+    Ok(r.structured_content.unwrap_or(Value::Null))
+}
+
+/// The `k`-th call of client `c`: recall, capture and ask in turn.
+async fn mixed_call(client: &Client, c: usize, k: u64) -> Result<bool> {
+    match k % 3 {
+        0 => call(
+            client,
+            "sediment_recall",
+            json!({"context": format!("deploying service {c} to staging"), "k": 3}),
+        )
+        .await
+        .map(|_| false),
+        1 => call(
+            client,
+            "sediment_capture",
+            json!({"when": format!("deploying service {c} call {k}"),
+                   "prefer": format!("run smoke suite {c}-{k} first")}),
+        )
+        .await
+        .map(|_| true),
+        _ => call(
+            client,
+            "sieve_ask",
+            json!({"question": "Does the item mention staging?",
+                   "yes": "It mentions staging", "no": "It does not",
+                   "items": [format!("deploy {c} to staging"), "a note about colours"],
+                   "threshold": 0.0}),
+        )
+        .await
+        .map(|_| false),
+    }
+}
+
+struct Level {
+    clients: usize,
+    calls: u64,
+    errors: u64,
+    captures: u64,
+    seconds: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+async fn run_level(url: &str, clients: usize, seconds: u64) -> Result<Level> {
+    let mut connected = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        connected.push(connect(url).await?);
+    }
+    let errors = Arc::new(AtomicU64::new(0));
+    let captures = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(seconds);
+    let mut tasks = Vec::new();
+    for (c, client) in connected.into_iter().enumerate() {
+        let (errors, captures) = (errors.clone(), captures.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut k = 0u64;
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                match mixed_call(&client, c, k).await {
+                    Ok(captured) => {
+                        latencies.push(t.elapsed());
+                        if captured {
+                            captures.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!("{e:#}");
+                    }
+                }
+                k += 1;
+            }
+            let _ = client.cancel().await;
+            latencies
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await?);
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    all.sort();
+    let pct = |p: f64| {
+        all.get(((all.len() as f64 - 1.0) * p).round() as usize)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    Ok(Level {
+        clients,
+        calls: all.len() as u64,
+        errors: errors.load(Ordering::Relaxed),
+        captures: captures.load(Ordering::Relaxed),
+        seconds: elapsed,
+        p50_ms: pct(0.5),
+        p99_ms: pct(0.99),
+    })
+}
+
+pub async fn run(args: BenchHttpArgs) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (mut server, url) = start_server(dir.path()).await?;
+    let mut levels = Vec::new();
+    let mut captured = 0;
+    for &n in &args.clients {
+        let level = run_level(&url, n.max(1), args.seconds).await?;
+        captured += level.captures;
+        if !args.json {
+            println!(
+                "{:>4} clients: {:>7.1} calls/s, p50 {:>7.1} ms, p99 {:>7.1} ms, {} errors",
+                level.clients,
+                level.calls as f64 / level.seconds,
+                level.p50_ms,
+                level.p99_ms,
+                level.errors
+            );
+        }
+        levels.push(level);
+    }
+    // every capture the server acknowledged is in the ledger's log (the
+    // lesson count can be higher: a scheduled sleep pass adds parents)
+    let client = connect(&url).await?;
+    let stats = call(&client, "sediment_stats", json!({"telemetry": true})).await?;
+    let stored = stats["telemetry"]["events"]["captured"]
+        .as_u64()
+        .unwrap_or(0);
+    let _ = client.cancel().await;
+    server.start_kill()?;
+    let _ = server.wait().await;
+    if args.json {
+        let out = json!({
+            "mix": "sediment_recall, sediment_capture, sieve_ask (lexical) in turn",
+            "seconds_per_level": args.seconds,
+            "levels": levels.iter().map(|l| json!({
+                "clients": l.clients, "calls": l.calls, "errors": l.errors,
+                "calls_per_s": (l.calls as f64 / l.seconds * 10.0).round() / 10.0,
+                "p50_ms": (l.p50_ms * 10.0).round() / 10.0,
+                "p99_ms": (l.p99_ms * 10.0).round() / 10.0,
+            })).collect::<Vec<_>>(),
+            "captures_acknowledged": captured,
+            "captures_in_ledger": stored,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!("captures acknowledged {captured}, in the ledger {stored}");
+    }
+    if stored != captured {
+        bail!("{captured} captures were acknowledged but the ledger logged {stored}");
+    }
+    Ok(())
+}

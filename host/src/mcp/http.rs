@@ -1,0 +1,182 @@
+//! The shared server: MCP over streamable HTTP, one long-running process
+//! for every agent on the machine.
+//!
+//! Stateless: every request builds nothing per session, so a client that
+//! idles for hours or outlives a restart keeps working without
+//! re-initialising. Safe on loopback: it binds 127.0.0.1 unless told
+//! otherwise, and refuses requests whose `Host` or `Origin` is not a
+//! loopback name (DNS rebinding: a web page cannot reach it through a name
+//! it controls), with allow-lists for users behind a proxy.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use anyhow::Context;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use super::SiltServer;
+use crate::config::Config;
+use crate::runtime::Runtime;
+
+/// The port when neither `--port`, `$SILT_HTTP_PORT` nor the config sets one.
+pub const DEFAULT_PORT: u16 = 8723;
+
+/// The path the MCP endpoint is served at.
+pub const ENDPOINT: &str = "/mcp";
+
+/// `Host` names always accepted.
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// Browser origins always accepted: pages served from this machine.
+const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+/// Where and for whom the server listens.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// `Host` values accepted besides the loopback names.
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values accepted besides loopback pages.
+    pub allowed_origins: Vec<String>,
+}
+
+impl HttpOptions {
+    /// The options from `--port` (then `env_port`, the value of
+    /// `$SILT_HTTP_PORT`, then the config's `[server]` table, then 8723) and
+    /// the config's bind address and allow-lists.
+    pub fn resolve(
+        config: &Config,
+        port_flag: Option<u16>,
+        env_port: Option<&str>,
+    ) -> anyhow::Result<HttpOptions> {
+        let env_port = match env_port.map(str::trim) {
+            Some(v) if !v.is_empty() => Some(v.parse::<u16>().with_context(|| {
+                format!("SILT_HTTP_PORT is '{v}'; set it to a port number (1-65535)")
+            })?),
+            _ => None,
+        };
+        let port = port_flag
+            .or(env_port)
+            .or(config.server.port)
+            .unwrap_or(DEFAULT_PORT);
+        let ip = config
+            .server
+            .bind
+            .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        Ok(HttpOptions {
+            addr: SocketAddr::new(ip, port),
+            allowed_hosts: config.server.allowed_hosts.clone(),
+            allowed_origins: config.server.allowed_origins.clone(),
+        })
+    }
+
+    fn transport_config(&self, shutdown: &CancellationToken) -> StreamableHttpServerConfig {
+        let hosts: Vec<String> = LOOPBACK_HOSTS
+            .iter()
+            .map(|h| h.to_string())
+            .chain(self.allowed_hosts.iter().cloned())
+            .collect();
+        let origins: Vec<String> = LOOPBACK_ORIGINS
+            .iter()
+            .map(|o| o.to_string())
+            .chain(self.allowed_origins.iter().cloned())
+            .collect();
+        StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_allowed_hosts(hosts)
+            .with_allowed_origins(origins)
+            .enforce_origin_validation()
+            .with_cancellation_token(shutdown.child_token())
+    }
+}
+
+/// A bound, not yet serving, server: its address is known (port 0 picks a
+/// free one), so callers can report it before requests arrive.
+pub struct BoundServer {
+    listener: tokio::net::TcpListener,
+    options: HttpOptions,
+}
+
+impl BoundServer {
+    /// Binds the listening socket.
+    pub async fn bind(options: HttpOptions) -> anyhow::Result<BoundServer> {
+        let listener = tokio::net::TcpListener::bind(options.addr)
+            .await
+            .with_context(|| {
+                format!(
+                    "cannot listen on {}; is another silt serving there? pick another with --port or $SILT_HTTP_PORT",
+                    options.addr
+                )
+            })?;
+        Ok(BoundServer { listener, options })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> anyhow::Result<SocketAddr> {
+        Ok(self.listener.local_addr()?)
+    }
+
+    /// Serves until `shutdown` is cancelled, then lets requests in flight
+    /// finish.
+    pub async fn serve(
+        self,
+        runtime: Arc<Runtime>,
+        config: Arc<Config>,
+        shutdown: CancellationToken,
+    ) -> anyhow::Result<()> {
+        // one server for every request: the ledger behind it is one handle,
+        // whose lock orders concurrent writers
+        let server = SiltServer::new(runtime, config, None);
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(NeverSessionManager::default()),
+            self.options.transport_config(&shutdown),
+        );
+        let router = axum::Router::new().nest_service(ENDPOINT, service);
+        axum::serve(self.listener, router)
+            .with_graceful_shutdown(shutdown.cancelled_owned())
+            .await
+            .context("the HTTP server stopped")
+    }
+}
+
+/// A token cancelled on SIGINT or SIGTERM.
+pub fn shutdown_on_signals() -> anyhow::Result<CancellationToken> {
+    let token = CancellationToken::new();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot listen for SIGTERM")?;
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        cancel.cancel();
+    });
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_port_comes_from_the_flag_then_the_environment_then_the_config() {
+        let mut config = Config::default();
+        let port = |c: &Config, flag, env| HttpOptions::resolve(c, flag, env).unwrap().addr;
+        assert_eq!(port(&config, None, None), "127.0.0.1:8723".parse().unwrap());
+        config.server.port = Some(9000);
+        assert_eq!(port(&config, None, Some(" ")).port(), 9000);
+        assert_eq!(port(&config, None, Some("9100")).port(), 9100);
+        assert_eq!(port(&config, Some(9200), Some("9100")).port(), 9200);
+        let err = HttpOptions::resolve(&config, None, Some("eighty"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("SILT_HTTP_PORT is 'eighty'"), "{err}");
+        config.server.bind = Some("0.0.0.0".parse().unwrap());
+        assert_eq!(port(&config, None, None), "0.0.0.0:9000".parse().unwrap());
+    }
+}
