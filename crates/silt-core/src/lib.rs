@@ -11,6 +11,7 @@ pub mod ledger;
 pub mod lexical;
 pub mod rank;
 pub mod route;
+pub mod search;
 pub mod sts;
 pub mod text;
 pub mod triage;
