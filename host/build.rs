@@ -15,6 +15,8 @@ fn main() {
             "silt-ledger",
             "silt-ledger-cli",
             "silt-host-over-wasi",
+            "silt-search-searxng",
+            "silt-search-brave",
         ],
         &[
             "Cargo.toml",
@@ -22,6 +24,7 @@ fn main() {
             "crates/silt-core",
             "crates/silt-guest",
             "crates/silt-embed",
+            "crates/search-guest",
             ".cargo",
             "components",
             "judges",

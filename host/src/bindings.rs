@@ -76,4 +76,15 @@ pub mod ledger_engine {
     });
 }
 
+/// A web search backend: exports `silt:search/backend`, imports only WASI
+/// (its network and environment narrowed to its manifest's grants).
+pub mod search_backend {
+    wasmtime::component::bindgen!({
+        path: "../wit/search",
+        world: "silt:search/search-backend-plugin",
+        imports: { default: async },
+        exports: { default: async },
+    });
+}
+
 pub use judge::silt::judge::types;

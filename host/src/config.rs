@@ -72,6 +72,16 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
 }
 
+/// The `[search]` table: which backend `sieve_search` uses.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    /// A search plugin's name (`searxng`, `brave`, or an installed one);
+    /// `$SILT_SEARCH_BACKEND` wins. Unset: searxng when `$SILT_SEARXNG_URL`
+    /// is set, else brave when `$BRAVE_API_KEY` is set.
+    pub backend: Option<String>,
+}
+
 /// The redundancy pressure that schedules a sleep pass when none is set.
 pub const DEFAULT_SLEEP_PRESSURE: f64 = 0.5;
 
@@ -92,6 +102,8 @@ pub struct Config {
     pub fetch: FetchConfig,
     #[serde(default)]
     pub server: ServerConfig,
+    #[serde(default)]
+    pub search: SearchConfig,
     /// Where compiled components and answers are cached (default: the user cache dir).
     pub cache_dir: Option<PathBuf>,
     /// Remember judges' answers (default on; `SILT_ANSWER_CACHE=0` turns it off).

@@ -131,6 +131,15 @@ pub mod mcp {
             .env("SILT_CONFIG", home.join("silt.toml"))
             .env_remove("SILT_FETCH_ALLOW_HOSTS")
             .env_remove("SILT_FETCH_ALLOW_PRIVATE");
+        // search is configured only by what a test passes
+        for k in [
+            "SILT_SEARCH_BACKEND",
+            "SILT_SEARXNG_URL",
+            "BRAVE_API_KEY",
+            "SILT_SEARCH_CACHE_TTL",
+        ] {
+            cmd.env_remove(k);
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }

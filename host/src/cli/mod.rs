@@ -40,6 +40,8 @@ pub enum Command {
     Grep(shortcuts::GrepArgs),
     /// Check claims (records or a Markdown report) against the sources they cite (the shell form of sieve_verify).
     Verify(shortcuts::VerifyArgs),
+    /// Search the web through the chosen backend and rerank the hits (the shell form of sieve_search); JSON out.
+    Search(shortcuts::SearchArgs),
     /// List or inspect plugins and their grants.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),

@@ -239,3 +239,34 @@ pub async fn verify(app: &App, args: VerifyArgs) -> Result<()> {
     );
     Ok(())
 }
+
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// What to search the web for.
+    pub query: String,
+    /// Results returned (default 10).
+    #[arg(long)]
+    pub top_k: Option<u32>,
+    /// Query variants (default 3; 2 to 4).
+    #[arg(long)]
+    pub variants: Option<u32>,
+    /// Hits reranked (default 30; at most 50).
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// The judge plugin that reranks.
+    #[arg(long)]
+    pub judge: Option<String>,
+}
+
+pub async fn search(app: &App, args: SearchArgs) -> Result<()> {
+    let params = crate::tools::search::SearchParams {
+        query: args.query,
+        top_k: args.top_k,
+        variants: args.variants,
+        depth: args.depth,
+        judge: args.judge,
+    };
+    let out = crate::tools::search::run(&app.runtime, &app.config, &params).await?;
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}

@@ -20,6 +20,7 @@ use crate::tools::ask::{self, AskParams};
 use crate::tools::grep::{self, GrepParams};
 use crate::tools::rank::{self, RankParams};
 use crate::tools::route::{self, RouteParams};
+use crate::tools::search::{self, SearchParams};
 use crate::tools::sediment_tools::{self as sed, LedgerTools, ToolOutcome};
 use crate::tools::triage::{self, TriageParams};
 use crate::tools::verify::{self, VerifyParams};
@@ -213,6 +214,20 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
     }
 
     #[tool(
+        name = "sieve_search",
+        description = "Search the web and rerank the hits: 2 to 4 query variants (`variants`, default 3) run concurrently through one sandboxed backend (SearXNG at SILT_SEARXNG_URL, else Brave with BRAVE_API_KEY; SILT_SEARCH_BACKEND picks), hits are deduplicated by canonical URL into a pool of `depth` (30, at most 50, never below top_k) and reranked against the original query by the judge: {results: [{url, title, snippet, probability, engines}], variants, backend, usage, depth, hits_requested, hits_found, hits_deduped, candidates_scored, backend_requests, backend_calls, wall_seconds}, plus pool_short and backend_errors when they apply. Backend results are cached for SILT_SEARCH_CACHE_TTL seconds (3600). `top_k` (10), `judge`.",
+        annotations(
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = true
+        )
+    )]
+    async fn sieve_search(&self, Parameters(params): Parameters<SearchParams>) -> CallToolResult {
+        tool_result(search::run(&self.runtime, &self.config, &params).await)
+    }
+
+    #[tool(
         name = "sieve_route",
         description = "Choose one of your routes [{id, description, aliases}] for a request, or `none` when no route fits: {choice, confidence, probabilities, usage}. More than ten routes are shortlisted in groups of ten before a final choice (usage.stages, usage.batches). `judge` picks the judge plugin (default lexical).",
         annotations(
@@ -319,6 +334,7 @@ impl ServerHandler for SiltServer {
                 "silt: closed-question judgment (sieve_*) on local, sandboxed judges. \
                  sieve_ask asks one question of many items and validates every answer; \
                  sieve_rank reranks candidates you hold; sieve_route picks one route or none; \
+                 sieve_search searches the web through a sandboxed backend and reranks the hits; \
                  sieve_grep ranks a repository's files or functions against a question; \
                  sieve_verify checks claims against the sources they cite; \
                  sieve_triage_threads finds agent threads that wait on a human.",

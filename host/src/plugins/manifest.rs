@@ -14,6 +14,8 @@ pub enum PluginKind {
     Judge,
     /// A silt engine (exports one of the `silt:sieve` interfaces).
     Engine,
+    /// A web search backend (exports `silt:search/backend`).
+    Search,
 }
 
 /// The `[plugin]` table.
@@ -38,9 +40,13 @@ pub struct Grants {
     /// the guest at the same absolute path.
     #[serde(default)]
     pub read: Vec<PathBuf>,
-    /// Hosts the plugin may reach over `wasi:http`: `name` or `name:port`.
-    /// Loopback, private, link-local and metadata addresses are refused
-    /// after resolution unless the host is granted by that literal name.
+    /// Hosts the plugin may reach over `wasi:http`: `name` or `name:port`,
+    /// or `env:VAR` for the host and port of the URL in environment
+    /// variable VAR (which must be granted in `env` too): a backend whose
+    /// server the user chooses, such as SearXNG. Loopback, private,
+    /// link-local and metadata addresses are refused after resolution
+    /// unless the host is granted by that literal name (or an `env:` URL
+    /// names it literally).
     #[serde(default)]
     pub http: Vec<String>,
     /// Environment variables the plugin may read (copied from silt's own
@@ -178,6 +184,14 @@ impl Manifest {
             }
         }
         for host in &self.grants.http {
+            if let Some(var) = host.strip_prefix("env:") {
+                if !self.grants.env.contains(&var.to_string()) {
+                    bail!(
+                        "grants.http entry '{host}' names variable {var}, which grants.env must grant too"
+                    );
+                }
+                continue;
+            }
             if host.is_empty() || host.contains('/') || host.contains('*') {
                 bail!(
                     "grants.http entry '{host}' must be a host name or host:port (no scheme, path or wildcard)"
@@ -227,6 +241,21 @@ mod tests {
             );
             assert!(m.limits.reuse_calls > 1, "a loaded model stays warm");
         }
+        // the search backends reach their own service and read their own keys
+        let searxng = Manifest::parse(include_str!("../../builtin/searxng.toml"), "s").unwrap();
+        assert_eq!(searxng.plugin.kind, PluginKind::Search);
+        assert_eq!(searxng.grants.http, ["env:SILT_SEARXNG_URL"]);
+        let brave = Manifest::parse(include_str!("../../builtin/brave.toml"), "b").unwrap();
+        assert_eq!(brave.grants.http, ["api.search.brave.com"]);
+        assert_eq!(brave.grants.env, ["BRAVE_API_KEY"]);
+    }
+
+    #[test]
+    fn an_env_http_grant_needs_its_variable_granted() {
+        let base = "[plugin]\nname = \"x\"\nkind = \"search\"\n[grants]\nhttp = [\"env:URL\"]\n";
+        let err = format!("{:#}", Manifest::parse(base, "t").unwrap_err());
+        assert!(err.contains("grants.env must grant too"), "{err}");
+        assert!(Manifest::parse(&format!("{base}env = [\"URL\"]\n"), "t").is_ok());
     }
 
     #[test]

@@ -36,6 +36,14 @@ const BUILTINS: &[(&str, &[u8])] = &[
         include_str!("../../builtin/ledger.toml"),
         include_bytes!(env!("SILT_WASM_SILT_LEDGER")),
     ),
+    (
+        include_str!("../../builtin/searxng.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_SEARCH_SEARXNG")),
+    ),
+    (
+        include_str!("../../builtin/brave.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_SEARCH_BRAVE")),
+    ),
 ];
 
 /// Where a plugin's component comes from.

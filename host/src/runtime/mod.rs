@@ -7,6 +7,7 @@ pub mod failure;
 pub mod http_policy;
 pub mod judge;
 pub mod ledger;
+pub mod search;
 pub mod state;
 
 mod host_imports;
@@ -157,6 +158,7 @@ pub struct Runtime {
     /// repository has no .gitignore to extend.
     pub grep_cache_root: Option<std::path::PathBuf>,
     judges: Mutex<HashMap<String, Arc<OnceCell<Arc<LoadedJudge>>>>>,
+    backends: Mutex<HashMap<String, Arc<OnceCell<Arc<search::LoadedBackend>>>>>,
     ask: OnceCell<(Arc<Manifest>, AskEnginePre<PluginState>)>,
     verify_linker: Linker<PluginState>,
     verify: OnceCell<(Arc<Manifest>, VerifyEnginePre<PluginState>)>,
@@ -288,6 +290,7 @@ impl Runtime {
                 .map(|d| d.join("grep")),
             answers,
             judges: Mutex::new(HashMap::new()),
+            backends: Mutex::new(HashMap::new()),
             ask: OnceCell::new(),
             verify_linker,
             verify: OnceCell::new(),

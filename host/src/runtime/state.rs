@@ -107,6 +107,24 @@ impl RepoGrant {
     }
 }
 
+/// The `wasi:http` grants with each `env:VAR` entry replaced by the
+/// `host:port` of the URL in VAR (nothing when VAR is unset or not a URL:
+/// the plugin then reaches no server of the user's choosing).
+pub fn http_grants(entries: &[String], env: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    entries
+        .iter()
+        .filter_map(|e| match e.strip_prefix("env:") {
+            None => Some(e.clone()),
+            Some(var) => {
+                let raw = env(var)?;
+                let url = url::Url::parse(raw.trim()).ok()?;
+                let host = url.host_str()?;
+                Some(format!("{host}:{}", url.port_or_known_default()?))
+            }
+        })
+        .collect()
+}
+
 impl PluginState {
     /// Counts `n` steps of work for whoever watches the call.
     pub fn step(&self, n: u64) {
@@ -155,7 +173,9 @@ impl PluginState {
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),
             hooks: PolicyHooks {
-                policy: HttpPolicy::new(&manifest.grants.http),
+                policy: HttpPolicy::new(&http_grants(&manifest.grants.http, |v| {
+                    std::env::var(v).ok()
+                })),
             },
             stderr,
             memory: MemoryCap {
@@ -207,5 +227,34 @@ impl WasiHttpView for PluginState {
             table: &mut self.table,
             hooks: &mut self.hooks,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_http_grants_become_the_host_and_port_of_the_url() {
+        let env = |v: &str| match v {
+            "LOCAL" => Some(" http://127.0.0.1:8888/searx ".to_string()),
+            "REMOTE" => Some("https://search.example".to_string()),
+            "BAD" => Some("not a url".to_string()),
+            _ => None,
+        };
+        let entries: Vec<String> = [
+            "api.example.com",
+            "env:LOCAL",
+            "env:REMOTE",
+            "env:BAD",
+            "env:UNSET",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            http_grants(&entries, env),
+            ["api.example.com", "127.0.0.1:8888", "search.example:443"]
+        );
     }
 }

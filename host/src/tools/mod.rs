@@ -6,6 +6,8 @@ pub mod ask;
 pub mod grep;
 pub mod rank;
 pub mod route;
+pub mod search;
+pub mod search_cache;
 pub mod sediment;
 pub mod sediment_tools;
 pub mod triage;

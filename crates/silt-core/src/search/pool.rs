@@ -157,7 +157,7 @@ mod tests {
         assert_eq!(first.engines, ["google"]);
         assert_eq!(first.published.as_deref(), Some("2026-01-02"));
         // cut to depth after de-duplication
-        let cut = interleave(&[pool.hits.clone()], 2);
+        let cut = interleave(std::slice::from_ref(&pool.hits), 2);
         assert_eq!((cut.hits.len(), cut.deduped), (2, 3));
         assert_eq!(
             pool.hits[1].candidate_text(),
