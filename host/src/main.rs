@@ -72,6 +72,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Grep(args) => silt::cli::shortcuts::grep(&app, args).await,
         Command::Verify(args) => silt::cli::shortcuts::verify(&app, args).await,
         Command::Search(args) => silt::cli::shortcuts::search(&app, args).await,
+        Command::SearchChain(cmd) => silt::cli::search_chain::run(&app, cmd).await,
         Command::PdfText(_) | Command::Models(_) => unreachable!("handled before the app opens"),
         Command::Plugins(cmd) => silt::cli::plugins::run(&app, cmd).await,
         Command::Ledger(args) => silt::cli::ledger::run(&app, args).await,

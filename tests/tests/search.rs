@@ -388,3 +388,127 @@ async fn brave_sends_its_key_and_a_wrong_key_is_an_error() {
     assert_eq!(r.is_error, Some(true));
     assert!(text_of(&r).contains("unauthorized"), "{}", text_of(&r));
 }
+
+/// `silt search-chain` with the binary, as a caller's script would run it.
+async fn chain(home: &Path, env: &[(&str, &str)], args: &[&str]) -> (i32, Value) {
+    let mut cmd = tokio::process::Command::new(silt_e2e::silt_binary());
+    cmd.arg("search-chain")
+        .args(args)
+        .arg("--json")
+        .env("SILT_CACHE_DIR", home.join("cache"))
+        .env("SILT_PLUGIN_PATH", home.join("plugins"))
+        .env("SILT_CONFIG", home.join("silt.toml"))
+        .env_remove("SILT_SEARCH_CACHE_TTL")
+        .env_remove("SILT_SEARXNG_URL");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    std::fs::write(home.join("silt.toml"), "judge = \"lexical\"\n").unwrap();
+    let out = cmd.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), json)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_search_chain_falls_back_in_order_and_preflight_checks_every_route() {
+    let (base, log) = start_fake(Behaviour::Normal).await;
+    let port = base.rsplit(':').next().unwrap().to_string();
+    let home = tempfile::tempdir().unwrap();
+    install_backend(
+        home.path(),
+        "brave",
+        "brave-local",
+        &format!(
+            "http = [\"127.0.0.1:{port}\"]\nenv = [\"BRAVE_API_KEY\", \"SILT_BRAVE_ENDPOINT\"]"
+        ),
+    );
+    let endpoint = format!("{base}/res/v1/web/search");
+    let env = [
+        ("SILT_SEARXNG_URL", base.as_str()),
+        ("BRAVE_API_KEY", "wrong-key"),
+        ("SILT_BRAVE_ENDPOINT", endpoint.as_str()),
+    ];
+    let args = [
+        "search",
+        "--routes",
+        "brave-local,searxng",
+        "--count",
+        "5",
+        "sourdough starter",
+    ];
+    let (code, out) = chain(home.path(), &env, &args).await;
+    assert_eq!(code, 0, "{out:#}");
+    assert_eq!(out["route"], "searxng", "{out:#}");
+    assert_eq!(out["fallback_from"], "brave-local");
+    assert!(
+        out["errors"]["brave-local"]
+            .as_str()
+            .unwrap()
+            .contains("unauthorized")
+    );
+    assert_eq!(out["degraded"], false, "brave is not a hosted route");
+    assert_eq!(out["observed"], true);
+    assert_eq!(out["cache"], "miss");
+    assert_eq!(out["hits"].as_array().unwrap().len(), 5);
+    assert_eq!(out["hits"][0]["rank"], 1);
+    let asked = log.lock().unwrap().len();
+    // the same search again: the failing route is tried live again, the
+    // working one answers from its cache
+    let (_, again) = chain(home.path(), &env, &args).await;
+    assert_eq!(again["cache"], "hit", "{again:#}");
+    assert_eq!(again["route"], "searxng");
+    let searxng_asks = |log: &Arc<Mutex<Vec<(String, u32)>>>| {
+        log.lock().unwrap().iter().filter(|(_, p)| *p > 0).count()
+    };
+    assert_eq!(
+        log.lock().unwrap().len(),
+        asked + 1,
+        "only brave was asked again"
+    );
+    assert_eq!(searxng_asks(&log), 1);
+
+    // every route failing: no hits, no route, exit 1
+    let (code, out) = chain(
+        home.path(),
+        &env,
+        &["search", "--routes", "brave-local", "q"],
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(
+        out["route"].is_null() && out["hits"] == json!([]),
+        "{out:#}"
+    );
+
+    // preflight calls both live, at once, and caches the passing one
+    let (code, out) = chain(
+        home.path(),
+        &env,
+        &[
+            "preflight",
+            "--routes",
+            "brave-local,searxng",
+            "--count",
+            "3",
+            "rye bread",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0);
+    assert_eq!(out["routes"]["brave-local"]["ok"], false, "{out:#}");
+    assert_eq!(out["routes"]["searxng"]["ok"], true);
+    assert_eq!(out["routes"]["searxng"]["results"], 3);
+    let (_, after) = chain(
+        home.path(),
+        &env,
+        &["search", "--routes", "searxng", "--count", "3", "rye bread"],
+    )
+    .await;
+    assert_eq!(after["cache"], "hit", "{after:#}");
+}

@@ -10,6 +10,7 @@ pub mod demo;
 pub mod ledger;
 pub mod models;
 pub mod plugins;
+pub mod search_chain;
 pub mod shortcuts;
 
 use clap::{Parser, Subcommand};
@@ -42,6 +43,9 @@ pub enum Command {
     Verify(shortcuts::VerifyArgs),
     /// Search the web through the chosen backend and rerank the hits (the shell form of sieve_search); JSON out.
     Search(shortcuts::SearchArgs),
+    /// Try search routes in order with per-route caches, or check every route live.
+    #[command(subcommand)]
+    SearchChain(search_chain::SearchChainCommand),
     /// List or inspect plugins and their grants.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),

@@ -8,6 +8,7 @@ pub mod rank;
 pub mod route;
 pub mod search;
 pub mod search_cache;
+pub mod search_chain;
 pub mod sediment;
 pub mod sediment_tools;
 pub mod triage;

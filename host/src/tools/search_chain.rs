@@ -1,0 +1,298 @@
+//! The search chain: for callers that want one route first and a logged
+//! fallback after it. Routes are search backend plugins tried in order;
+//! each has its own cache, read before it is called live, and a later
+//! route's cached answer is never served while an earlier route works.
+//! Separate from `sieve_search`, which uses one backend.
+
+use std::time::Instant;
+
+use futures::future::join_all;
+use serde_json::{Map, Value, json};
+
+use super::search_cache::{SearchCache, ttl_from};
+use crate::bindings::search_backend::silt::search::types::{SearchRequest, SearchResult};
+use crate::config::Config;
+use crate::runtime::search::LoadedBackend;
+use crate::runtime::{CallError, Runtime};
+
+/// Routes whose failure makes a later route's answer `degraded`: hosted
+/// searches a caller chose first on purpose.
+const HOSTED: [&str; 2] = ["codex", "claude"];
+
+/// The most hits a chain call asks for.
+pub const MAX_COUNT: u32 = 50;
+
+/// The routes as the caller listed them: comma-separated names, trimmed,
+/// none empty, none twice.
+pub fn parse_routes(list: &str) -> Result<Vec<String>, CallError> {
+    let routes: Vec<String> = list
+        .split(',')
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty())
+        .collect();
+    if routes.is_empty() {
+        return Err(CallError::InvalidRequest(
+            "no routes: pass --routes as a comma-separated list of search backends, e.g. searxng,brave".into(),
+        ));
+    }
+    for (i, r) in routes.iter().enumerate() {
+        if routes[..i].contains(r) {
+            return Err(CallError::InvalidRequest(format!(
+                "route '{r}' is listed twice"
+            )));
+        }
+    }
+    Ok(routes)
+}
+
+fn check(query: &str, count: u32) -> Result<String, CallError> {
+    let query = query.split_whitespace().collect::<Vec<_>>().join(" ");
+    if query.is_empty() {
+        return Err(CallError::InvalidRequest("the query is empty".into()));
+    }
+    if !(1..=MAX_COUNT).contains(&count) {
+        return Err(CallError::InvalidRequest(format!(
+            "count is {count}, it must be 1 to {MAX_COUNT}"
+        )));
+    }
+    Ok(query)
+}
+
+/// A route's effective configuration: its granted environment, named
+/// (values are hashed into cache keys, never shown).
+fn config_of(backend: &LoadedBackend) -> (String, Value) {
+    let fingerprint = backend
+        .manifest
+        .grants
+        .env
+        .iter()
+        .map(|k| format!("{k}={}", std::env::var(k).unwrap_or_default()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let url = std::env::var("SILT_SEARXNG_URL").ok().filter(|_| {
+        backend
+            .manifest
+            .grants
+            .env
+            .iter()
+            .any(|k| k == "SILT_SEARXNG_URL")
+    });
+    let digest = SearchCache::key(&backend.manifest.plugin.name, &fingerprint, "", 0, 0);
+    (
+        fingerprint,
+        json!({"route": backend.manifest.plugin.name, "config_fingerprint": &digest[..12], "url": url}),
+    )
+}
+
+fn hits_json(r: &SearchResult) -> Vec<Value> {
+    r.hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let mut v = json!({"rank": i + 1, "title": h.title, "url": h.url,
+                               "snippet": h.snippet, "engines": h.engines});
+            if let Some(p) = &h.published {
+                v["published"] = json!(p);
+            }
+            v
+        })
+        .collect()
+}
+
+/// Whether hits came from the service's own results and look like pages: at
+/// least one http(s) URL with a title. Every silt backend reads its
+/// service's result list (nothing is transcribed from a model's reply).
+fn observed(hits: &[Value]) -> bool {
+    hits.iter().any(|h| {
+        let url = h["url"].as_str().unwrap_or("");
+        (url.starts_with("https://") || url.starts_with("http://"))
+            && !h["title"].as_str().unwrap_or("").trim().is_empty()
+    })
+}
+
+fn cache_of(config: &Config) -> Option<SearchCache> {
+    let ttl = ttl_from(std::env::var("SILT_SEARCH_CACHE_TTL").ok().as_deref()).ok()?;
+    SearchCache::open(&config.cache_dir().join("search-chain"), ttl)
+        .map_err(|e| tracing::warn!("search chain cache off: {e:#}"))
+        .ok()
+        .flatten()
+}
+
+/// Tries `routes` in order for `count` hits of `query`.
+pub async fn search(
+    runtime: &Runtime,
+    config: &Config,
+    query: &str,
+    count: u32,
+    routes: &[String],
+) -> Result<Value, CallError> {
+    let started = Instant::now();
+    let query = check(query, count)?;
+    let cache = cache_of(config);
+    let mut errors = Map::new();
+    let mut fallback_from: Option<String> = None;
+    for route in routes {
+        let mut fail = |why: String| {
+            fallback_from.get_or_insert_with(|| route.clone());
+            errors.insert(route.clone(), json!(why));
+        };
+        let backend = match runtime.search_backend(route).await {
+            Ok(b) => b,
+            Err(e) => {
+                fail(e.to_string());
+                continue;
+            }
+        };
+        let (fingerprint, config_json) = config_of(&backend);
+        let key = SearchCache::key(route, &fingerprint, &query, count, 1);
+        let cached = cache.as_ref().and_then(|c| c.get(&key).ok().flatten());
+        let (hits, cache_state) =
+            match cached.and_then(|c| serde_json::from_str::<Vec<Value>>(&c).ok()) {
+                Some(hits) if !hits.is_empty() => (hits, "hit"),
+                _ => {
+                    let live = backend
+                        .search(&SearchRequest {
+                            query: query.clone(),
+                            count,
+                            page: 1,
+                        })
+                        .await;
+                    match live {
+                        Ok(r) if !r.hits.is_empty() => {
+                            let hits = hits_json(&r);
+                            if let Some(c) = &cache
+                                && let Err(e) = c.put(&key, &Value::Array(hits.clone()).to_string())
+                            {
+                                tracing::warn!("search chain cache not written: {e:#}");
+                            }
+                            (hits, "miss")
+                        }
+                        Ok(_) => {
+                            fail("no results".into());
+                            continue;
+                        }
+                        Err(e) => {
+                            fail(e.to_string());
+                            continue;
+                        }
+                    }
+                }
+            };
+        let degraded = errors.keys().any(|r| HOSTED.contains(&r.as_str()));
+        return Ok(json!({
+            "hits": hits,
+            "route": route,
+            "fallback_from": fallback_from,
+            "errors": errors,
+            "degraded": degraded,
+            "observed": observed(&hits),
+            "transcribed": false,
+            "config": config_json,
+            "cache": cache_state,
+            "seconds": (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        }));
+    }
+    Ok(json!({
+        "hits": [],
+        "route": null,
+        "fallback_from": fallback_from,
+        "errors": errors,
+        "degraded": errors.keys().any(|r| HOSTED.contains(&r.as_str())),
+        "observed": false,
+        "transcribed": false,
+        "config": null,
+        "cache": null,
+        "seconds": (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+    }))
+}
+
+/// Calls every route live and at once (no cache read); a route is `ok`
+/// when its hits are observed. A passing result is cached, so the next
+/// `search` for the same query and count costs nothing.
+pub async fn preflight(
+    runtime: &Runtime,
+    config: &Config,
+    query: &str,
+    count: u32,
+    routes: &[String],
+) -> Result<Value, CallError> {
+    let query = check(query, count)?;
+    let cache = cache_of(config);
+    let checks = routes.iter().map(|route| {
+        let query = query.clone();
+        let cache = cache.as_ref();
+        async move {
+            let started = Instant::now();
+            let seconds = |s: Instant| (s.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+            let backend = match runtime.search_backend(route).await {
+                Ok(b) => b,
+                Err(e) => {
+                    return (
+                        route.clone(),
+                        json!({"ok": false, "results": 0, "observed": false,
+                               "error": e.to_string(), "seconds": seconds(started), "config": null}),
+                    );
+                }
+            };
+            let (fingerprint, config_json) = config_of(&backend);
+            let live = backend
+                .search(&SearchRequest {
+                    query: query.clone(),
+                    count,
+                    page: 1,
+                })
+                .await;
+            let report = match live {
+                Ok(r) => {
+                    let hits = hits_json(&r);
+                    let ok = observed(&hits);
+                    if ok && let Some(c) = cache {
+                        let key = SearchCache::key(route, &fingerprint, &query, count, 1);
+                        let _ = c.put(&key, &Value::Array(hits.clone()).to_string());
+                    }
+                    json!({"ok": ok, "results": hits.len(), "observed": ok,
+                           "error": if ok { Value::Null } else { json!("no observed result with an http(s) URL and a title") },
+                           "seconds": seconds(started), "config": config_json})
+                }
+                Err(e) => json!({"ok": false, "results": 0, "observed": false,
+                                 "error": e.to_string(), "seconds": seconds(started), "config": config_json}),
+            };
+            (route.clone(), report)
+        }
+    });
+    let reports: Map<String, Value> = join_all(checks).await.into_iter().collect();
+    Ok(json!({"query": query, "count": count, "routes": reports}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_are_a_list_without_blanks_or_repeats() {
+        assert_eq!(
+            parse_routes(" searxng, brave ,").unwrap(),
+            ["searxng", "brave"]
+        );
+        assert!(parse_routes(" , ").is_err());
+        let err = parse_routes("brave,brave").unwrap_err().to_string();
+        assert!(err.contains("listed twice"), "{err}");
+        assert!(check("  ", 10).is_err());
+        assert!(check("q", 0).is_err());
+        assert_eq!(check(" a  b ", 10).unwrap(), "a b");
+    }
+
+    #[test]
+    fn observed_needs_a_web_url_and_a_title() {
+        assert!(observed(&[
+            json!({"url": "https://x.example", "title": "X"})
+        ]));
+        assert!(!observed(&[
+            json!({"url": "ftp://x.example", "title": "X"})
+        ]));
+        assert!(!observed(&[
+            json!({"url": "https://x.example", "title": " "})
+        ]));
+        assert!(!observed(&[]));
+    }
+}
