@@ -54,6 +54,14 @@ async fn run(cli: Cli) -> Result<()> {
             let env_port = std::env::var("SILT_HTTP_PORT").ok();
             let options = HttpOptions::resolve(&app.config, args.port, env_port.as_deref())?;
             let shutdown = shutdown_on_signals()?;
+            if !options.addr.ip().is_loopback() {
+                eprintln!(
+                    "silt: WARNING: serving on {} with no authentication: anyone who can reach this \
+                     port can read files through sieve_grep and sieve_verify and write the ledger; \
+                     put an authenticating proxy in front or bind 127.0.0.1",
+                    options.addr
+                );
+            }
             let server = BoundServer::bind(options).await?;
             // the line a launcher or a test waits for; the port is the real
             // one when 0 was asked for

@@ -135,7 +135,11 @@ pub mod mcp {
         for k in [
             "SILT_SEARCH_BACKEND",
             "SILT_SEARXNG_URL",
+            "SILT_SEARXNG_MAX_PAGES",
+            "SILT_SEARXNG_TIMEOUT",
+            "SILT_SEARXNG_DEADLINE",
             "BRAVE_API_KEY",
+            "SILT_BRAVE_ENDPOINT",
             "SILT_SEARCH_CACHE_TTL",
         ] {
             cmd.env_remove(k);

@@ -29,6 +29,8 @@ enum Behaviour {
     Garbage,
     /// Page 1 has 3 results and reports google unresponsive; no page 2.
     Sparse,
+    /// No results for the first request, then Normal.
+    EmptyFirst,
 }
 
 #[derive(Clone)]
@@ -80,6 +82,10 @@ async fn searxng(State(fake): State<Fake>, Query(q): Query<HashMap<String, Strin
             axum::Json(results_page(&query, page, 10)).into_response()
         }
         Behaviour::Garbage => "<html><body>rate limited</body></html>".into_response(),
+        Behaviour::EmptyFirst if fake.log.lock().unwrap().len() == 1 => {
+            axum::Json(results_page(&query, page, 0)).into_response()
+        }
+        Behaviour::EmptyFirst => axum::Json(results_page(&query, page, 10)).into_response(),
         Behaviour::Sparse => {
             let mut v = results_page(&query, page, if page == 1 { 3 } else { 0 });
             v["unresponsive_engines"] = json!([["google", "CAPTCHA"]]);
@@ -240,9 +246,21 @@ async fn a_failing_variant_is_reported_and_all_failing_is_an_error() {
         text.contains("every search variant failed") && text.contains("HTTP 500"),
         "{text}"
     );
-    // nothing was cached from failures
-    let r = call(&client, "sieve_search", json!({"query": QUERY})).await;
-    assert_eq!(r.is_error, Some(true));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_results_are_not_cached() {
+    let (base, log) = start_fake(Behaviour::EmptyFirst).await;
+    let home = tempfile::tempdir().unwrap();
+    let client = serve(home.path(), home.path(), &[("SILT_SEARXNG_URL", &base)]).await;
+    let first = json_of(&call(&client, "sieve_search", json!({"query": "sourdough"})).await);
+    assert_eq!(first["results"], json!([]), "{first:#}");
+    assert_eq!(first["pool_short"], true);
+    let second = json_of(&call(&client, "sieve_search", json!({"query": "sourdough"})).await);
+    assert_eq!(second["backend_calls"][0]["cached"], false, "{second:#}");
+    assert!(second["backend_requests"].as_u64().unwrap() > 0);
+    assert_eq!(second["results"].as_array().unwrap().len(), 10);
+    assert!(log.lock().unwrap().len() >= 2);
 }
 
 #[tokio::test(flavor = "multi_thread")]

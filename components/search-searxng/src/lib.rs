@@ -16,6 +16,9 @@ use silt_core::search::searxng::{self, MAX_PAGES, Settings};
 
 struct Searxng;
 
+/// The longest query deadline: under the built-in manifest's 45 s wall.
+const MAX_DEADLINE_MS: u64 = 40_000;
+
 /// A positive whole number from a granted variable, else `default`.
 fn number(name: &str, default: u64) -> Result<u64, SearchError> {
     match granted_env(name) {
@@ -48,7 +51,12 @@ impl Guest for Searxng {
         // seconds, as the reference's variables
         settings.request_timeout_ms =
             number("SILT_SEARXNG_TIMEOUT", settings.request_timeout_ms / 1000)? * 1000;
-        settings.deadline_ms = number("SILT_SEARXNG_DEADLINE", settings.deadline_ms / 1000)? * 1000;
+        // the sandbox stops the call at the manifest's 45 s wall, which would
+        // lose the pages already read: the query's deadline stays under it
+        settings.deadline_ms = (number("SILT_SEARXNG_DEADLINE", settings.deadline_ms / 1000)?
+            * 1000)
+            .min(MAX_DEADLINE_MS);
+        settings.request_timeout_ms = settings.request_timeout_ms.min(settings.deadline_ms);
         searxng::search(
             &mut WasiFetch,
             &settings,

@@ -118,7 +118,11 @@ pub fn http_grants(entries: &[String], env: impl Fn(&str) -> Option<String>) -> 
             Some(var) => {
                 let raw = env(var)?;
                 let url = url::Url::parse(raw.trim()).ok()?;
-                let host = url.host_str()?;
+                // the policy compares hosts without IPv6 brackets
+                let host = url
+                    .host_str()?
+                    .trim_start_matches('[')
+                    .trim_end_matches(']');
                 Some(format!("{host}:{}", url.port_or_known_default()?))
             }
         })
@@ -239,6 +243,7 @@ mod tests {
         let env = |v: &str| match v {
             "LOCAL" => Some(" http://127.0.0.1:8888/searx ".to_string()),
             "REMOTE" => Some("https://search.example".to_string()),
+            "V6" => Some("http://[::1]:8888".to_string()),
             "BAD" => Some("not a url".to_string()),
             _ => None,
         };
@@ -246,6 +251,7 @@ mod tests {
             "api.example.com",
             "env:LOCAL",
             "env:REMOTE",
+            "env:V6",
             "env:BAD",
             "env:UNSET",
         ]
@@ -254,7 +260,12 @@ mod tests {
         .collect();
         assert_eq!(
             http_grants(&entries, env),
-            ["api.example.com", "127.0.0.1:8888", "search.example:443"]
+            [
+                "api.example.com",
+                "127.0.0.1:8888",
+                "search.example:443",
+                "::1:8888"
+            ]
         );
     }
 }

@@ -113,7 +113,13 @@ async fn call_backend(
         count,
         1,
     );
-    if let Some(hit) = cache.and_then(|c| c.get(&key).ok().flatten())
+    let stored = cache.and_then(|c| {
+        c.get(&key)
+            .map_err(|e| tracing::warn!("search cache not read: {e:#}"))
+            .ok()
+            .flatten()
+    });
+    if let Some(hit) = stored
         && let Ok(result) = serde_json::from_str::<Value>(&hit).map(from_json)
     {
         return Call {

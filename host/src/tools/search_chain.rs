@@ -110,10 +110,23 @@ fn observed(hits: &[Value]) -> bool {
     })
 }
 
-fn cache_of(config: &Config) -> Option<SearchCache> {
-    let ttl = ttl_from(std::env::var("SILT_SEARCH_CACHE_TTL").ok().as_deref()).ok()?;
-    SearchCache::open(&config.cache_dir().join("search-chain"), ttl)
-        .map_err(|e| tracing::warn!("search chain cache off: {e:#}"))
+/// The chain's cache (None: turned off, or unusable, which is logged).
+fn cache_of(config: &Config) -> Result<Option<SearchCache>, CallError> {
+    let ttl = ttl_from(std::env::var("SILT_SEARCH_CACHE_TTL").ok().as_deref())
+        .map_err(CallError::InvalidRequest)?;
+    Ok(
+        SearchCache::open(&config.cache_dir().join("search-chain"), ttl)
+            .map_err(|e| tracing::warn!("search chain cache off: {e:#}"))
+            .ok()
+            .flatten(),
+    )
+}
+
+/// A cached entry, or None (a read error is logged and counts as a miss).
+fn cached(cache: Option<&SearchCache>, key: &str) -> Option<String> {
+    cache?
+        .get(key)
+        .map_err(|e| tracing::warn!("search cache not read: {e:#}"))
         .ok()
         .flatten()
 }
@@ -128,7 +141,7 @@ pub async fn search(
 ) -> Result<Value, CallError> {
     let started = Instant::now();
     let query = check(query, count)?;
-    let cache = cache_of(config);
+    let cache = cache_of(config)?;
     let mut errors = Map::new();
     let mut fallback_from: Option<String> = None;
     for route in routes {
@@ -145,9 +158,9 @@ pub async fn search(
         };
         let (fingerprint, config_json) = config_of(&backend);
         let key = SearchCache::key(route, &fingerprint, &query, count, 1);
-        let cached = cache.as_ref().and_then(|c| c.get(&key).ok().flatten());
+        let stored = cached(cache.as_ref(), &key);
         let (hits, cache_state) =
-            match cached.and_then(|c| serde_json::from_str::<Vec<Value>>(&c).ok()) {
+            match stored.and_then(|c| serde_json::from_str::<Vec<Value>>(&c).ok()) {
                 Some(hits) if !hits.is_empty() => (hits, "hit"),
                 _ => {
                     let live = backend
@@ -217,7 +230,7 @@ pub async fn preflight(
     routes: &[String],
 ) -> Result<Value, CallError> {
     let query = check(query, count)?;
-    let cache = cache_of(config);
+    let cache = cache_of(config)?;
     let checks = routes.iter().map(|route| {
         let query = query.clone();
         let cache = cache.as_ref();
@@ -248,7 +261,9 @@ pub async fn preflight(
                     let ok = observed(&hits);
                     if ok && let Some(c) = cache {
                         let key = SearchCache::key(route, &fingerprint, &query, count, 1);
-                        let _ = c.put(&key, &Value::Array(hits.clone()).to_string());
+                        if let Err(e) = c.put(&key, &Value::Array(hits.clone()).to_string()) {
+                            tracing::warn!("preflight result not cached: {e:#}");
+                        }
                     }
                     json!({"ok": ok, "results": hits.len(), "observed": ok,
                            "error": if ok { Value::Null } else { json!("no observed result with an http(s) URL and a title") },
