@@ -150,6 +150,19 @@ fn install_backend(home: &Path, builtin: &str, name: &str, grants: &str) {
     .unwrap();
 }
 
+/// The Brave backend as `brave-local`, granted the fake on `port` and the
+/// endpoint variable that points it there.
+fn install_brave_local(home: &Path, port: &str) {
+    install_backend(
+        home,
+        "brave",
+        "brave-local",
+        &format!(
+            "http = [\"127.0.0.1:{port}\"]\nenv = [\"BRAVE_API_KEY\", \"SILT_BRAVE_ENDPOINT\"]"
+        ),
+    );
+}
+
 const QUERY: &str = "install tree-sitter-language-pack";
 
 #[tokio::test(flavor = "multi_thread")]
@@ -345,14 +358,7 @@ async fn brave_sends_its_key_and_a_wrong_key_is_an_error() {
     let (base, log) = start_fake(Behaviour::Normal).await;
     let port = base.rsplit(':').next().unwrap().to_string();
     let home = tempfile::tempdir().unwrap();
-    install_backend(
-        home.path(),
-        "brave",
-        "brave-local",
-        &format!(
-            "http = [\"127.0.0.1:{port}\"]\nenv = [\"BRAVE_API_KEY\", \"SILT_BRAVE_ENDPOINT\"]"
-        ),
-    );
+    install_brave_local(home.path(), &port);
     let endpoint = format!("{base}/res/v1/web/search");
     let env = |key: &'static str| {
         vec![
@@ -388,14 +394,7 @@ async fn brave_sends_its_key_and_a_wrong_key_is_an_error() {
     let bad = env("wrong-key");
     let bad: Vec<(&str, &str)> = bad.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let home2 = tempfile::tempdir().unwrap();
-    install_backend(
-        home2.path(),
-        "brave",
-        "brave-local",
-        &format!(
-            "http = [\"127.0.0.1:{port}\"]\nenv = [\"BRAVE_API_KEY\", \"SILT_BRAVE_ENDPOINT\"]"
-        ),
-    );
+    install_brave_local(home2.path(), &port);
     let client = serve(home2.path(), home2.path(), &bad).await;
     let r = call(
         &client,
@@ -438,14 +437,7 @@ async fn the_search_chain_falls_back_in_order_and_preflight_checks_every_route()
     let (base, log) = start_fake(Behaviour::Normal).await;
     let port = base.rsplit(':').next().unwrap().to_string();
     let home = tempfile::tempdir().unwrap();
-    install_backend(
-        home.path(),
-        "brave",
-        "brave-local",
-        &format!(
-            "http = [\"127.0.0.1:{port}\"]\nenv = [\"BRAVE_API_KEY\", \"SILT_BRAVE_ENDPOINT\"]"
-        ),
-    );
+    install_brave_local(home.path(), &port);
     let endpoint = format!("{base}/res/v1/web/search");
     let env = [
         ("SILT_SEARXNG_URL", base.as_str()),

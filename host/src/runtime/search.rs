@@ -46,6 +46,19 @@ fn search_error_text(e: &SearchError) -> String {
 }
 
 impl LoadedBackend {
+    /// The identity of this backend's configuration, for cache keys: the
+    /// values of the environment it is granted (hashed into the key, never
+    /// stored or shown).
+    pub fn config_fingerprint(&self) -> String {
+        self.manifest
+            .grants
+            .env
+            .iter()
+            .map(|k| format!("{k}={}", std::env::var(k).unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     fn sandbox(&self) -> Sandbox<'_> {
         Sandbox {
             engine: &self.engine,

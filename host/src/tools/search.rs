@@ -85,20 +85,6 @@ struct Call {
     seconds: f64,
 }
 
-/// The identity of a backend's configuration for the cache: the values of
-/// the environment it is granted (hashed with the rest of the key, never
-/// stored).
-fn config_fingerprint(backend: &LoadedBackend) -> String {
-    backend
-        .manifest
-        .grants
-        .env
-        .iter()
-        .map(|k| format!("{k}={}", std::env::var(k).unwrap_or_default()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 async fn call_backend(
     backend: &LoadedBackend,
     cache: Option<&SearchCache>,
@@ -108,7 +94,7 @@ async fn call_backend(
     let started = Instant::now();
     let key = SearchCache::key(
         &backend.manifest.plugin.name,
-        &config_fingerprint(backend),
+        &backend.config_fingerprint(),
         &query,
         count,
         1,

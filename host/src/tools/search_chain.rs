@@ -61,14 +61,7 @@ fn check(query: &str, count: u32) -> Result<String, CallError> {
 /// A route's effective configuration: its granted environment, named
 /// (values are hashed into cache keys, never shown).
 fn config_of(backend: &LoadedBackend) -> (String, Value) {
-    let fingerprint = backend
-        .manifest
-        .grants
-        .env
-        .iter()
-        .map(|k| format!("{k}={}", std::env::var(k).unwrap_or_default()))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let fingerprint = backend.config_fingerprint();
     let url = std::env::var("SILT_SEARXNG_URL").ok().filter(|_| {
         backend
             .manifest
