@@ -17,6 +17,7 @@ fn main() {
             "silt-host-over-wasi",
             "silt-search-searxng",
             "silt-search-brave",
+            "silt-search-cli",
         ],
         &[
             "Cargo.toml",

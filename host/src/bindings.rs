@@ -87,4 +87,17 @@ pub mod search_backend {
     });
 }
 
+/// A search backend that drives a local CLI: exports `silt:search/backend`,
+/// imports `silt:search/exec` (only the programs its manifest grants) and
+/// WASI without network.
+pub mod cli_search_backend {
+    wasmtime::component::bindgen!({
+        path: "../wit/search",
+        world: "silt:search/cli-search-backend-plugin",
+        imports: { default: async },
+        exports: { default: async },
+        with: { "silt:search/types": crate::bindings::search_backend::silt::search::types },
+    });
+}
+
 pub use judge::silt::judge::types;

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
 use silt::app::App;
 use silt::config::Config;
 
@@ -61,6 +62,57 @@ pub fn silt_binary() -> PathBuf {
         bin.display()
     );
     bin
+}
+
+/// Every variable that configures search, removed from a child `silt` so
+/// it is configured only by what a test passes.
+pub fn clear_search_settings(cmd: &mut tokio::process::Command) {
+    for k in [
+        "SILT_SEARCH_BACKEND",
+        "SILT_SEARXNG_URL",
+        "SILT_SEARXNG_MAX_PAGES",
+        "SILT_SEARXNG_TIMEOUT",
+        "SILT_SEARXNG_DEADLINE",
+        "BRAVE_API_KEY",
+        "SILT_BRAVE_ENDPOINT",
+        "SILT_SEARCH_CACHE_TTL",
+        "SILT_SEARCH_TIMEOUT",
+        "SILT_SEARCH_CMD",
+        "SILT_SEARCH_CMD_CLAUDE",
+        "SILT_SEARCH_CMD_CODEX",
+        "SILT_CLAUDE_SEARCH_MODEL",
+        "SILT_CODEX_SEARCH_MODEL",
+        "SILT_CODEX_SEARCH_EFFORT",
+        "SILT_STRIP_ENV_PREFIXES",
+    ] {
+        cmd.env_remove(k);
+    }
+}
+
+/// `silt search-chain ARGS --json` under `home`, as a caller's script
+/// would run it: its exit code and JSON.
+pub async fn search_chain(home: &Path, env: &[(&str, &str)], args: &[&str]) -> (i32, Value) {
+    let mut cmd = tokio::process::Command::new(silt_binary());
+    cmd.arg("search-chain")
+        .args(args)
+        .arg("--json")
+        .env("SILT_CACHE_DIR", home.join("cache"))
+        .env("SILT_PLUGIN_PATH", home.join("plugins"))
+        .env("SILT_CONFIG", home.join("silt.toml"));
+    clear_search_settings(&mut cmd);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    std::fs::write(home.join("silt.toml"), "judge = \"lexical\"\n").unwrap();
+    let out = cmd.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), json)
 }
 
 /// An MCP client of `silt serve` over stdio, and its tools' JSON answers.
@@ -131,19 +183,7 @@ pub mod mcp {
             .env("SILT_CONFIG", home.join("silt.toml"))
             .env_remove("SILT_FETCH_ALLOW_HOSTS")
             .env_remove("SILT_FETCH_ALLOW_PRIVATE");
-        // search is configured only by what a test passes
-        for k in [
-            "SILT_SEARCH_BACKEND",
-            "SILT_SEARXNG_URL",
-            "SILT_SEARXNG_MAX_PAGES",
-            "SILT_SEARXNG_TIMEOUT",
-            "SILT_SEARXNG_DEADLINE",
-            "BRAVE_API_KEY",
-            "SILT_BRAVE_ENDPOINT",
-            "SILT_SEARCH_CACHE_TTL",
-        ] {
-            cmd.env_remove(k);
-        }
+        super::clear_search_settings(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);
         }

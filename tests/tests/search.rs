@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use silt_e2e::mcp::{call, json_of, serve, text_of};
+use silt_e2e::search_chain;
 
 /// What the fake answers to (query, page).
 #[derive(Clone, Copy)]
@@ -406,32 +407,6 @@ async fn brave_sends_its_key_and_a_wrong_key_is_an_error() {
     assert!(text_of(&r).contains("unauthorized"), "{}", text_of(&r));
 }
 
-/// `silt search-chain` with the binary, as a caller's script would run it.
-async fn chain(home: &Path, env: &[(&str, &str)], args: &[&str]) -> (i32, Value) {
-    let mut cmd = tokio::process::Command::new(silt_e2e::silt_binary());
-    cmd.arg("search-chain")
-        .args(args)
-        .arg("--json")
-        .env("SILT_CACHE_DIR", home.join("cache"))
-        .env("SILT_PLUGIN_PATH", home.join("plugins"))
-        .env("SILT_CONFIG", home.join("silt.toml"))
-        .env_remove("SILT_SEARCH_CACHE_TTL")
-        .env_remove("SILT_SEARXNG_URL");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    std::fs::write(home.join("silt.toml"), "judge = \"lexical\"\n").unwrap();
-    let out = cmd.output().await.unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), json)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_search_chain_falls_back_in_order_and_preflight_checks_every_route() {
     let (base, log) = start_fake(Behaviour::Normal).await;
@@ -452,7 +427,7 @@ async fn the_search_chain_falls_back_in_order_and_preflight_checks_every_route()
         "5",
         "sourdough starter",
     ];
-    let (code, out) = chain(home.path(), &env, &args).await;
+    let (code, out) = search_chain(home.path(), &env, &args).await;
     assert_eq!(code, 0, "{out:#}");
     assert_eq!(out["route"], "searxng", "{out:#}");
     assert_eq!(out["fallback_from"], "brave-local");
@@ -470,7 +445,7 @@ async fn the_search_chain_falls_back_in_order_and_preflight_checks_every_route()
     let asked = log.lock().unwrap().len();
     // the same search again: the failing route is tried live again, the
     // working one answers from its cache
-    let (_, again) = chain(home.path(), &env, &args).await;
+    let (_, again) = search_chain(home.path(), &env, &args).await;
     assert_eq!(again["cache"], "hit", "{again:#}");
     assert_eq!(again["route"], "searxng");
     let searxng_asks = |log: &Arc<Mutex<Vec<(String, u32)>>>| {
@@ -484,7 +459,7 @@ async fn the_search_chain_falls_back_in_order_and_preflight_checks_every_route()
     assert_eq!(searxng_asks(&log), 1);
 
     // every route failing: no hits, no route, exit 1
-    let (code, out) = chain(
+    let (code, out) = search_chain(
         home.path(),
         &env,
         &["search", "--routes", "brave-local", "q"],
@@ -497,7 +472,7 @@ async fn the_search_chain_falls_back_in_order_and_preflight_checks_every_route()
     );
 
     // preflight calls both live, at once, and caches the passing one
-    let (code, out) = chain(
+    let (code, out) = search_chain(
         home.path(),
         &env,
         &[
@@ -514,7 +489,7 @@ async fn the_search_chain_falls_back_in_order_and_preflight_checks_every_route()
     assert_eq!(out["routes"]["brave-local"]["ok"], false, "{out:#}");
     assert_eq!(out["routes"]["searxng"]["ok"], true);
     assert_eq!(out["routes"]["searxng"]["results"], 3);
-    let (_, after) = chain(
+    let (_, after) = search_chain(
         home.path(),
         &env,
         &["search", "--routes", "searxng", "--count", "3", "rye bread"],

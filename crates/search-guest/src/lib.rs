@@ -37,6 +37,9 @@ impl From<core::BackendUsage> for types::BackendUsage {
             stopped: u.stopped,
             unresponsive_engines: u.unresponsive_engines,
             page_errors: u.page_errors,
+            hits_source: u.hits_source,
+            unobserved_links: u.unobserved_links,
+            cost_usd: u.cost_usd,
         }
     }
 }

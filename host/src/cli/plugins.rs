@@ -26,7 +26,7 @@ pub enum PluginsCommand {
 }
 
 fn grants_json(g: &Grants) -> Value {
-    json!({"read": g.read, "http": g.http, "env": g.env, "models": g.models})
+    json!({"read": g.read, "http": g.http, "env": g.env, "models": g.models, "exec": g.exec})
 }
 
 fn grants_line(g: &Grants) -> String {
@@ -49,6 +49,17 @@ fn grants_line(g: &Grants) -> String {
     }
     if !g.models.is_empty() {
         parts.push(format!("models {} (read-only)", g.models.join(", ")));
+    }
+    if !g.exec.is_empty() {
+        let programs: Vec<String> = g
+            .exec
+            .iter()
+            .map(|(p, e)| match &e.override_var {
+                Some(var) => format!("{p} (or ${var})"),
+                None => p.clone(),
+            })
+            .collect();
+        parts.push(format!("exec {}", programs.join(", ")));
     }
     if parts.is_empty() {
         "none".into()

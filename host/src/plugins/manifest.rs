@@ -58,6 +58,24 @@ pub struct Grants {
     /// host's own paths stay hidden.
     #[serde(default)]
     pub models: Vec<String>,
+    /// Programs the plugin may run through `silt:search/exec`, by name
+    /// (looked up on PATH when called), each with the environment variable
+    /// that may replace its command line (`override`). A program runs with
+    /// the user's rights and the arguments the plugin chooses: grant one
+    /// only to a plugin trusted with that program.
+    #[serde(default)]
+    pub exec: std::collections::BTreeMap<String, ExecGrant>,
+}
+
+/// One `[grants.exec]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecGrant {
+    /// A variable whose value, when set, is the command line (shell words)
+    /// run instead of the bare program name: another path, a wrapper, or
+    /// fixed leading arguments. The plugin's arguments follow it.
+    #[serde(default, rename = "override")]
+    pub override_var: Option<String>,
 }
 
 /// The `[limits]` table.
@@ -183,6 +201,26 @@ impl Manifest {
                 );
             }
         }
+        for (program, grant) in &self.grants.exec {
+            if program.is_empty()
+                || !program
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                || program.starts_with('.')
+            {
+                bail!(
+                    "grants.exec entry '{program}' must be a program name looked up on PATH \
+                     (letters, digits, '-', '_', '.'; no path)"
+                );
+            }
+            if let Some(var) = &grant.override_var
+                && (var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            {
+                bail!(
+                    "grants.exec.{program}.override must be an environment variable name, got '{var}'"
+                );
+            }
+        }
         for host in &self.grants.http {
             if let Some(var) = host.strip_prefix("env:") {
                 if !self.grants.env.contains(&var.to_string()) {
@@ -248,6 +286,45 @@ mod tests {
         let brave = Manifest::parse(include_str!("../../builtin/brave.toml"), "b").unwrap();
         assert_eq!(brave.grants.http, ["api.search.brave.com"]);
         assert_eq!(brave.grants.env, ["BRAVE_API_KEY"]);
+        // the CLI backends run their own program and reach no host
+        for (name, text) in [
+            ("claude", include_str!("../../builtin/claude.toml")),
+            ("codex", include_str!("../../builtin/codex.toml")),
+        ] {
+            let m = Manifest::parse(text, name).unwrap();
+            assert_eq!(m.plugin.kind, PluginKind::Search);
+            assert!(m.grants.http.is_empty());
+            let programs: Vec<&String> = m.grants.exec.keys().collect();
+            assert_eq!(programs, [name]);
+            assert_eq!(
+                m.grants.exec[name].override_var.as_deref(),
+                Some(format!("SILT_SEARCH_CMD_{}", name.to_uppercase()).as_str())
+            );
+            assert!(m.limits.wall_ms > 90_000, "room for the 90 s default limit");
+        }
+    }
+
+    #[test]
+    fn exec_grants_name_programs_not_paths() {
+        let base = "[plugin]\nname = \"x\"\nkind = \"search\"\n[grants.exec]\n";
+        for bad in [
+            "\"/bin/sh\" = {}",
+            "\"../x\" = {}",
+            "\"\" = {}",
+            "sh = { override = \"A B\" }",
+        ] {
+            assert!(
+                Manifest::parse(&format!("{base}{bad}\n"), "t").is_err(),
+                "{bad}"
+            );
+        }
+        let m = Manifest::parse(
+            &format!("{base}claude = {{ override = \"CMD\" }}\ncodex = {{}}\n"),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(m.grants.exec["claude"].override_var.as_deref(), Some("CMD"));
+        assert_eq!(m.grants.exec["codex"], ExecGrant::default());
     }
 
     #[test]

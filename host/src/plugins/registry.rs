@@ -44,6 +44,15 @@ const BUILTINS: &[(&str, &[u8])] = &[
         include_str!("../../builtin/brave.toml"),
         include_bytes!(env!("SILT_WASM_SILT_SEARCH_BRAVE")),
     ),
+    // one component drives either CLI: the one its manifest grants
+    (
+        include_str!("../../builtin/claude.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_SEARCH_CLI")),
+    ),
+    (
+        include_str!("../../builtin/codex.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_SEARCH_CLI")),
+    ),
 ];
 
 /// Where a plugin's component comes from.

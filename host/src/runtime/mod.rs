@@ -3,6 +3,7 @@
 
 pub mod answer_cache;
 pub mod cache;
+pub mod exec;
 pub mod failure;
 pub mod http_policy;
 pub mod judge;
@@ -150,6 +151,8 @@ pub struct Runtime {
     judge_linker: Linker<PluginState>,
     engine_linker: Linker<PluginState>,
     ledger_linker: Linker<PluginState>,
+    /// CLI search backends: WASI (no network) and `exec`.
+    cli_linker: Linker<PluginState>,
     cache: CompileCache,
     pub registry: Registry,
     /// Earlier judge answers (None: every question goes to the judge).
@@ -277,11 +280,19 @@ impl Runtime {
             |s| s,
         )?;
 
+        let mut cli_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut cli_linker)?;
+        crate::bindings::cli_search_backend::CliSearchBackendPlugin::add_to_linker::<
+            PluginState,
+            HasSelf<PluginState>,
+        >(&mut cli_linker, |s| s)?;
+
         Ok(Arc::new(Runtime {
             engine,
             judge_linker,
             engine_linker,
             ledger_linker,
+            cli_linker,
             cache,
             registry,
             grep_cache_root: answers

@@ -5,15 +5,16 @@
 
 use std::sync::Arc;
 
-use wasmtime::Engine;
+use wasmtime::{Engine, Store};
 
 use super::failure::PluginFailure;
 use super::state::PluginState;
 use super::{CallError, Runtime, Sandbox};
+use crate::bindings::cli_search_backend::CliSearchBackendPluginPre;
+use crate::bindings::search_backend::SearchBackendPluginPre;
 use crate::bindings::search_backend::silt::search::types::{
     BackendInfo, SearchError, SearchRequest, SearchResult,
 };
-use crate::bindings::search_backend::{SearchBackendPlugin, SearchBackendPluginPre};
 use crate::plugins::manifest::{Manifest, PluginKind};
 
 /// A backend ready to search.
@@ -21,8 +22,51 @@ pub struct LoadedBackend {
     pub manifest: Arc<Manifest>,
     pub info: BackendInfo,
     engine: Engine,
-    pre: SearchBackendPluginPre<PluginState>,
+    pre: BackendPre,
 }
+
+/// A backend's instance template: over `wasi:http`, or driving a CLI
+/// through `exec`.
+enum BackendPre {
+    Http(SearchBackendPluginPre<PluginState>),
+    Cli(CliSearchBackendPluginPre<PluginState>),
+}
+
+impl BackendPre {
+    async fn info(&self, store: &mut Store<PluginState>) -> wasmtime::Result<BackendInfo> {
+        match self {
+            BackendPre::Http(pre) => {
+                let b = pre.instantiate_async(&mut *store).await?;
+                b.silt_search_backend().call_info(store).await
+            }
+            BackendPre::Cli(pre) => {
+                let b = pre.instantiate_async(&mut *store).await?;
+                b.silt_search_backend().call_info(store).await
+            }
+        }
+    }
+
+    async fn search(
+        &self,
+        store: &mut Store<PluginState>,
+        request: &SearchRequest,
+    ) -> wasmtime::Result<Result<SearchResult, SearchError>> {
+        match self {
+            BackendPre::Http(pre) => {
+                let b = pre.instantiate_async(&mut *store).await?;
+                b.silt_search_backend().call_search(store, request).await
+            }
+            BackendPre::Cli(pre) => {
+                let b = pre.instantiate_async(&mut *store).await?;
+                b.silt_search_backend().call_search(store, request).await
+            }
+        }
+    }
+}
+
+/// The variable `sieve_search` lets replace any CLI backend's command line
+/// after the backend's own (the search chain reads only the backend's own).
+pub const GENERIC_COMMAND_VAR: &str = "SILT_SEARCH_CMD";
 
 /// Why a backend call gave no result.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -47,14 +91,23 @@ fn search_error_text(e: &SearchError) -> String {
 
 impl LoadedBackend {
     /// The identity of this backend's configuration, for cache keys: the
-    /// values of the environment it is granted (hashed into the key, never
-    /// stored or shown).
-    pub fn config_fingerprint(&self) -> String {
-        self.manifest
-            .grants
+    /// values of the environment it is granted and of its programs'
+    /// command-line overrides (hashed into the key, never stored or shown).
+    pub fn config_fingerprint(&self, command_fallback: Option<&str>) -> String {
+        let var = |k: &str| format!("{k}={}", std::env::var(k).unwrap_or_default());
+        let grants = &self.manifest.grants;
+        grants
             .env
             .iter()
-            .map(|k| format!("{k}={}", std::env::var(k).unwrap_or_default()))
+            .map(|k| var(k))
+            .chain(grants.exec.iter().flat_map(|(program, g)| {
+                let overrides = g
+                    .override_var
+                    .iter()
+                    .map(String::as_str)
+                    .chain(command_fallback);
+                std::iter::once(format!("exec {program}")).chain(overrides.map(var))
+            }))
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -66,19 +119,20 @@ impl LoadedBackend {
         }
     }
 
-    /// One query on a fresh instance.
-    pub async fn search(&self, request: &SearchRequest) -> Result<SearchResult, BackendFailure> {
+    /// One query on a fresh instance; a CLI backend's program may be
+    /// replaced by `command_fallback` (a variable name) after its own
+    /// override.
+    pub async fn search(
+        &self,
+        request: &SearchRequest,
+        command_fallback: Option<&str>,
+    ) -> Result<SearchResult, BackendFailure> {
         let sandbox = self.sandbox();
         let plugin = |f: PluginFailure| BackendFailure::Plugin(f.to_string());
         let mut store = sandbox.store(None).map_err(plugin)?;
-        let outcome = tokio::time::timeout(sandbox.wall(), async {
-            let backend: SearchBackendPlugin = self.pre.instantiate_async(&mut store).await?;
-            backend
-                .silt_search_backend()
-                .call_search(&mut store, request)
-                .await
-        })
-        .await;
+        store.data_mut().exec.fallback_var = command_fallback.map(str::to_string);
+        let outcome =
+            tokio::time::timeout(sandbox.wall(), self.pre.search(&mut store, request)).await;
         let result = sandbox.finish(&store, outcome).map_err(plugin)?;
         let result = result.map_err(|e| {
             BackendFailure::Search(format!(
@@ -114,16 +168,23 @@ impl Runtime {
                         manifest.plugin.kind
                     )));
                 }
-                let pre = self
-                    .judge_linker
-                    .instantiate_pre(&component)
-                    .and_then(SearchBackendPluginPre::new)
-                    .map_err(|e| PluginFailure::Start {
-                        plugin: name.into(),
-                        reason: format!(
-                            "it does not fit the search contract silt:search@0.1.0: {e}"
-                        ),
-                    })?;
+                // a backend granted programs drives a CLI; the others
+                // reach the web
+                let pre = if manifest.grants.exec.is_empty() {
+                    self.judge_linker
+                        .instantiate_pre(&component)
+                        .and_then(SearchBackendPluginPre::new)
+                        .map(BackendPre::Http)
+                } else {
+                    self.cli_linker
+                        .instantiate_pre(&component)
+                        .and_then(CliSearchBackendPluginPre::new)
+                        .map(BackendPre::Cli)
+                };
+                let pre = pre.map_err(|e| PluginFailure::Start {
+                    plugin: name.into(),
+                    reason: format!("it does not fit the search contract silt:search@0.1.0: {e}"),
+                })?;
                 let mut loaded = LoadedBackend {
                     manifest,
                     info: BackendInfo {
@@ -135,11 +196,8 @@ impl Runtime {
                 };
                 let sandbox = loaded.sandbox();
                 let mut store = sandbox.store(None)?;
-                let outcome = tokio::time::timeout(sandbox.wall(), async {
-                    let backend = loaded.pre.instantiate_async(&mut store).await?;
-                    backend.silt_search_backend().call_info(&mut store).await
-                })
-                .await;
+                let outcome =
+                    tokio::time::timeout(sandbox.wall(), loaded.pre.info(&mut store)).await;
                 loaded.info = sandbox.finish(&store, outcome)?;
                 Ok::<_, CallError>(Arc::new(loaded))
             })

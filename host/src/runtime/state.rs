@@ -82,6 +82,8 @@ pub struct PluginState {
     pub steps: Option<Arc<AtomicU64>>,
     /// Where a verify call's `sources` import fetches from.
     pub sources: Option<Arc<crate::fetch::SourceFetcher>>,
+    /// The programs a CLI search backend may run.
+    pub exec: super::exec::ExecGrants,
 }
 
 /// A folder an engine may walk and read for this call only.
@@ -198,6 +200,7 @@ impl PluginState {
             repo: None,
             sources: None,
             steps: None,
+            exec: super::exec::ExecGrants::new(manifest),
         })
     }
 

@@ -14,6 +14,8 @@ use crate::bindings::search_backend::silt::search::types::{SearchRequest, Search
 use crate::config::Config;
 use crate::runtime::search::LoadedBackend;
 use crate::runtime::{CallError, Runtime};
+use silt_core::search::HitsSource;
+use silt_core::search::cli::{Cli, Settings};
 
 /// Routes whose failure makes a later route's answer `degraded`: hosted
 /// searches a caller chose first on purpose.
@@ -58,22 +60,27 @@ fn check(query: &str, count: u32) -> Result<String, CallError> {
     Ok(query)
 }
 
-/// A route's effective configuration: its granted environment, named
-/// (values are hashed into cache keys, never shown).
+/// A route's effective configuration: its granted environment and command
+/// overrides (values hashed into cache keys, never shown), the SearXNG URL,
+/// and a CLI route's model and effort.
 fn config_of(backend: &LoadedBackend) -> (String, Value) {
-    let fingerprint = backend.config_fingerprint();
-    let url = std::env::var("SILT_SEARXNG_URL").ok().filter(|_| {
-        backend
-            .manifest
-            .grants
-            .env
-            .iter()
-            .any(|k| k == "SILT_SEARXNG_URL")
-    });
+    // the chain reads only each route's own command variable
+    let fingerprint = backend.config_fingerprint(None);
+    let grants = &backend.manifest.grants;
+    let url = std::env::var("SILT_SEARXNG_URL")
+        .ok()
+        .filter(|_| grants.env.iter().any(|k| k == "SILT_SEARXNG_URL"));
+    let programs: Vec<String> = grants.exec.keys().cloned().collect();
+    let cli = Cli::from_granted(&programs)
+        .ok()
+        .and_then(|cli| Settings::from_env(cli, |k| std::env::var(k).ok()).ok());
     let digest = SearchCache::key(&backend.manifest.plugin.name, &fingerprint, "", 0, 0);
     (
         fingerprint,
-        json!({"route": backend.manifest.plugin.name, "config_fingerprint": &digest[..12], "url": url}),
+        json!({"route": backend.manifest.plugin.name,
+               "model": cli.as_ref().map(|s| &s.model),
+               "effort": cli.as_ref().and_then(|s| s.effort.as_ref()),
+               "config_fingerprint": &digest[..12], "url": url}),
     )
 }
 
@@ -92,15 +99,49 @@ fn hits_json(r: &SearchResult) -> Vec<Value> {
         .collect()
 }
 
-/// Whether hits came from the service's own results and look like pages: at
-/// least one http(s) URL with a title. Every silt backend reads its
-/// service's result list (nothing is transcribed from a model's reply).
-fn observed(hits: &[Value]) -> bool {
-    hits.iter().any(|h| {
-        let url = h["url"].as_str().unwrap_or("");
-        (url.starts_with("https://") || url.starts_with("http://"))
-            && !h["title"].as_str().unwrap_or("").trim().is_empty()
-    })
+/// What a route found, as cached.
+struct Found {
+    hits: Vec<Value>,
+    /// Parsed from a model's reply rather than the service's results.
+    transcribed: bool,
+}
+
+impl Found {
+    fn of(r: &SearchResult) -> Found {
+        Found {
+            hits: hits_json(r),
+            transcribed: r.usage.hits_source == HitsSource::Transcript.as_str(),
+        }
+    }
+
+    fn to_json(&self) -> String {
+        json!({"hits": self.hits, "transcribed": self.transcribed}).to_string()
+    }
+
+    /// A cache entry (a bare list is an entry from before `transcribed`).
+    fn from_json(text: &str) -> Option<Found> {
+        match serde_json::from_str::<Value>(text).ok()? {
+            Value::Array(hits) => Some(Found {
+                hits,
+                transcribed: false,
+            }),
+            v => Some(Found {
+                hits: v["hits"].as_array()?.clone(),
+                transcribed: v["transcribed"].as_bool().unwrap_or(false),
+            }),
+        }
+    }
+
+    /// Whether the hits came from the service's own results and look like
+    /// pages: not transcribed, and at least one http(s) URL with a title.
+    fn observed(&self) -> bool {
+        !self.transcribed
+            && self.hits.iter().any(|h| {
+                let url = h["url"].as_str().unwrap_or("");
+                (url.starts_with("https://") || url.starts_with("http://"))
+                    && !h["title"].as_str().unwrap_or("").trim().is_empty()
+            })
+    }
 }
 
 /// The chain's cache (None: turned off, or unusable, which is logged).
@@ -122,6 +163,21 @@ fn cached(cache: Option<&SearchCache>, key: &str) -> Option<String> {
         .map_err(|e| tracing::warn!("search cache not read: {e:#}"))
         .ok()
         .flatten()
+}
+
+/// One live call of a route (the chain reads only the route's own command
+/// variable, never `SILT_SEARCH_CMD`).
+async fn live(
+    backend: &LoadedBackend,
+    query: &str,
+    count: u32,
+) -> Result<SearchResult, crate::runtime::search::BackendFailure> {
+    let request = SearchRequest {
+        query: query.to_string(),
+        count,
+        page: 1,
+    };
+    backend.search(&request, None).await
 }
 
 /// Tries `routes` in order for `count` hits of `query`.
@@ -151,48 +207,41 @@ pub async fn search(
         };
         let (fingerprint, config_json) = config_of(&backend);
         let key = SearchCache::key(route, &fingerprint, &query, count, 1);
-        let stored = cached(cache.as_ref(), &key);
-        let (hits, cache_state) =
-            match stored.and_then(|c| serde_json::from_str::<Vec<Value>>(&c).ok()) {
-                Some(hits) if !hits.is_empty() => (hits, "hit"),
-                _ => {
-                    let live = backend
-                        .search(&SearchRequest {
-                            query: query.clone(),
-                            count,
-                            page: 1,
-                        })
-                        .await;
-                    match live {
-                        Ok(r) if !r.hits.is_empty() => {
-                            let hits = hits_json(&r);
-                            if let Some(c) = &cache
-                                && let Err(e) = c.put(&key, &Value::Array(hits.clone()).to_string())
-                            {
-                                tracing::warn!("search chain cache not written: {e:#}");
-                            }
-                            (hits, "miss")
+        let stored = cached(cache.as_ref(), &key).and_then(|c| Found::from_json(&c));
+        let (found, cache_state) = match stored {
+            Some(found) if !found.hits.is_empty() => (found, "hit"),
+            _ => {
+                let live = live(&backend, &query, count).await;
+                match live {
+                    Ok(r) if !r.hits.is_empty() => {
+                        let found = Found::of(&r);
+                        if let Some(c) = &cache
+                            && let Err(e) = c.put(&key, &found.to_json())
+                        {
+                            tracing::warn!("search chain cache not written: {e:#}");
                         }
-                        Ok(_) => {
-                            fail("no results".into());
-                            continue;
-                        }
-                        Err(e) => {
-                            fail(e.to_string());
-                            continue;
-                        }
+                        (found, "miss")
+                    }
+                    Ok(_) => {
+                        fail("no results".into());
+                        continue;
+                    }
+                    Err(e) => {
+                        fail(e.to_string());
+                        continue;
                     }
                 }
-            };
+            }
+        };
         let degraded = errors.keys().any(|r| HOSTED.contains(&r.as_str()));
         return Ok(json!({
-            "hits": hits,
+            "hits": found.hits,
             "route": route,
             "fallback_from": fallback_from,
             "errors": errors,
             "degraded": degraded,
-            "observed": observed(&hits),
-            "transcribed": false,
+            "observed": found.observed(),
+            "transcribed": found.transcribed,
             "config": config_json,
             "cache": cache_state,
             "seconds": (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
@@ -241,24 +290,19 @@ pub async fn preflight(
                 }
             };
             let (fingerprint, config_json) = config_of(&backend);
-            let live = backend
-                .search(&SearchRequest {
-                    query: query.clone(),
-                    count,
-                    page: 1,
-                })
-                .await;
+            let live = live(&backend, &query, count).await;
             let report = match live {
                 Ok(r) => {
-                    let hits = hits_json(&r);
-                    let ok = observed(&hits);
+                    let found = Found::of(&r);
+                    let ok = found.observed();
                     if ok && let Some(c) = cache {
                         let key = SearchCache::key(route, &fingerprint, &query, count, 1);
-                        if let Err(e) = c.put(&key, &Value::Array(hits.clone()).to_string()) {
+                        if let Err(e) = c.put(&key, &found.to_json()) {
                             tracing::warn!("preflight result not cached: {e:#}");
                         }
                     }
-                    json!({"ok": ok, "results": hits.len(), "observed": ok,
+                    json!({"ok": ok, "results": found.hits.len(), "observed": ok,
+                           "transcribed": found.transcribed,
                            "error": if ok { Value::Null } else { json!("no observed result with an http(s) URL and a title") },
                            "seconds": seconds(started), "config": config_json})
                 }
@@ -291,16 +335,33 @@ mod tests {
     }
 
     #[test]
-    fn observed_needs_a_web_url_and_a_title() {
-        assert!(observed(&[
-            json!({"url": "https://x.example", "title": "X"})
-        ]));
-        assert!(!observed(&[
-            json!({"url": "ftp://x.example", "title": "X"})
-        ]));
-        assert!(!observed(&[
-            json!({"url": "https://x.example", "title": " "})
-        ]));
-        assert!(!observed(&[]));
+    fn observed_needs_a_web_url_a_title_and_no_transcription() {
+        let found = |hits: Vec<Value>, transcribed| Found { hits, transcribed };
+        let page = json!({"url": "https://x.example", "title": "X"});
+        assert!(found(vec![page.clone()], false).observed());
+        assert!(!found(vec![page.clone()], true).observed());
+        assert!(!found(vec![json!({"url": "ftp://x.example", "title": "X"})], false).observed());
+        assert!(
+            !found(
+                vec![json!({"url": "https://x.example", "title": " "})],
+                false
+            )
+            .observed()
+        );
+        assert!(!found(vec![], false).observed());
+    }
+
+    #[test]
+    fn cache_entries_keep_whether_they_were_transcribed() {
+        let f = Found {
+            hits: vec![json!({"url": "https://x.example", "title": "X"})],
+            transcribed: true,
+        };
+        let back = Found::from_json(&f.to_json()).unwrap();
+        assert_eq!((back.hits, back.transcribed), (f.hits.clone(), true));
+        // an entry written before the flag existed is a bare list
+        let old = Found::from_json(&Value::Array(f.hits.clone()).to_string()).unwrap();
+        assert!(!old.transcribed && old.observed());
+        assert!(Found::from_json("not json").is_none());
     }
 }

@@ -46,6 +46,49 @@ pub struct BackendUsage {
     pub unresponsive_engines: Vec<String>,
     /// Failures of pages after the first (their earlier pages are kept).
     pub page_errors: Vec<String>,
+    /// Where the hits were read: `results`, `events`, `tool_results` or
+    /// `transcript` (see [`HitsSource`]).
+    pub hits_source: String,
+    /// Links the model's reply named that no search result carried.
+    pub unobserved_links: u32,
+    /// What the service reported the call cost, in US dollars.
+    pub cost_usd: Option<f64>,
+}
+
+/// Where a backend read its hits, from most to least trustworthy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HitsSource {
+    /// The service's own result list (SearXNG, Brave).
+    Results,
+    /// A CLI's web-search events (Codex `web_search` items).
+    Events,
+    /// A CLI's search tool results (Claude Code's WebSearch).
+    ToolResults,
+    /// Parsed from the model's written reply: titles transcribed, no
+    /// snippets, links the model may have made up.
+    Transcript,
+}
+
+impl HitsSource {
+    /// The name in `usage.hits_source`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HitsSource::Results => "results",
+            HitsSource::Events => "events",
+            HitsSource::ToolResults => "tool_results",
+            HitsSource::Transcript => "transcript",
+        }
+    }
+}
+
+impl BackendUsage {
+    /// Usage of a backend that reads its service's own result list.
+    pub fn of_results() -> Self {
+        BackendUsage {
+            hits_source: HitsSource::Results.as_str().into(),
+            ..Default::default()
+        }
+    }
 }
 
 /// A backend call's hits and usage.

@@ -87,7 +87,7 @@ pub fn search(
         ("accept", "application/json"),
         ("x-subscription-token", key.trim()),
     ];
-    let mut usage = BackendUsage::default();
+    let mut usage = BackendUsage::of_results();
     let mut hits: Vec<Hit> = Vec::new();
     let pages = count.div_ceil(PER_REQUEST).clamp(1, MAX_PAGES);
     let per = count.min(PER_REQUEST);

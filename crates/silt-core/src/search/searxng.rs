@@ -129,7 +129,7 @@ pub fn search(
     let max_pages = settings.max_pages.clamp(1, MAX_PAGES);
     let first = first.max(1);
     let start = fetch.now_ms();
-    let mut usage = BackendUsage::default();
+    let mut usage = BackendUsage::of_results();
     let mut hits: Vec<Hit> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     let mut stopped = "pages";
