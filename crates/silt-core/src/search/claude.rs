@@ -11,8 +11,11 @@ use super::pool::Hit;
 pub const MODEL: &str = "claude-haiku-4-5-20251001";
 
 /// The arguments after the program: print mode, one streamed JSON object a
-/// line, only the WebSearch tool (pre-approved), no MCP servers, slash
-/// commands or saved session.
+/// line (stream-json requires --verbose), only the WebSearch tool,
+/// pre-approved and nothing else asked (`dontAsk` refuses a search that is
+/// not in --allowedTools), one search and an answer (3 turns), no MCP
+/// servers, slash commands or saved session. Not `--bare`: it drops
+/// WebSearch (checked on 2.1.332).
 pub fn args(query: &str, count: u32, settings: &Settings) -> Vec<String> {
     [
         "-p",
@@ -26,6 +29,10 @@ pub fn args(query: &str, count: u32, settings: &Settings) -> Vec<String> {
         "WebSearch",
         "--allowedTools",
         "WebSearch",
+        "--permission-mode",
+        "dontAsk",
+        "--max-turns",
+        "3",
         "--strict-mcp-config",
         "--disable-slash-commands",
         "--no-session-persistence",
@@ -239,7 +246,10 @@ mod tests {
         let joined = a[2..].join(" ");
         assert!(joined.contains("--output-format stream-json --verbose"));
         assert!(joined.contains(&format!("--model {MODEL}")));
-        assert!(joined.contains("--tools WebSearch --allowedTools WebSearch"));
+        assert!(joined.contains(
+            "--tools WebSearch --allowedTools WebSearch --permission-mode dontAsk --max-turns 3"
+        ));
+        assert!(!joined.contains("--bare"), "--bare drops WebSearch");
     }
 
     #[test]
@@ -301,6 +311,51 @@ mod tests {
         assert_eq!(p.hits.len(), 1);
         assert_eq!(p.hits[0].title, "A");
         assert_eq!(p.searches, 1);
+    }
+
+    #[test]
+    fn recorded_streams_of_claude_code_2_1_332() {
+        let ok = parse(include_str!("fixtures/claude-2.1.332-search.jsonl"));
+        let got: Vec<(&str, &str)> = ok
+            .hits
+            .iter()
+            .map(|h| (h.title.as_str(), h.url.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("Example Domain", "https://example.com/"),
+                ("IANA reserved", "https://www.iana.org/domains/reserved")
+            ]
+        );
+        assert_eq!((ok.searches, ok.error.as_deref()), (1, None));
+        assert_eq!(ok.reply, "FINAL ANSWER (mock).");
+        assert!(ok.cost_usd.is_some_and(|c| c > 0.0));
+        let failed = parse(include_str!("fixtures/claude-2.1.332-search-error.jsonl"));
+        assert_eq!(failed.search_errors, ["unavailable"]);
+        assert!(failed.hits.is_empty());
+        let e = run(
+            include_str!("fixtures/claude-2.1.332-search-error.jsonl").into(),
+            0,
+            5,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("web search failed: unavailable"),
+            "{e}"
+        );
+        let none = parse(include_str!("fixtures/claude-2.1.332-no-links.jsonl"));
+        assert_eq!(
+            (none.searches, none.hits.len(), none.search_errors.len()),
+            (1, 0, 0)
+        );
+        let empty = run(
+            include_str!("fixtures/claude-2.1.332-no-links.jsonl").into(),
+            0,
+            5,
+        )
+        .unwrap();
+        assert!(empty.hits.is_empty());
     }
 
     #[test]

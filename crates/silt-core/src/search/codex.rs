@@ -15,7 +15,9 @@ pub const MODEL: &str = "gpt-6-luna";
 pub const EFFORT: &str = "low";
 
 /// The arguments after the program: JSONL events, no git check, nothing
-/// saved, a read-only sandbox, live search, the cheap model.
+/// saved, a read-only sandbox, neither the user's config.toml (its MCP
+/// servers and provider; the login stays) nor exec-policy rules, live
+/// search (`codex exec` takes no `--search`), the cheap model.
 pub fn args(query: &str, count: u32, settings: &Settings) -> Vec<String> {
     let effort = settings.effort.as_deref().unwrap_or(EFFORT);
     vec![
@@ -25,6 +27,8 @@ pub fn args(query: &str, count: u32, settings: &Settings) -> Vec<String> {
         "--ephemeral".into(),
         "--sandbox".into(),
         "read-only".into(),
+        "--ignore-user-config".into(),
+        "--ignore-rules".into(),
         "--color".into(),
         "never".into(),
         "--model".into(),
@@ -99,11 +103,13 @@ pub fn parse(stdout: &str) -> Parsed {
                             out.reply = text.to_string();
                         }
                     }
-                    Some("error") => out.error = Some(message(item)),
                     _ => {}
                 }
             }
-            Some("turn.failed") | Some("error") => out.error = Some(message(&v)),
+            // `error` events and items are warnings (a reconnect, a
+            // transport fallback, missing model metadata); a turn that
+            // failed says so itself
+            Some("turn.failed") => out.error = Some(message(&v)),
             _ => {}
         }
     }
@@ -174,7 +180,8 @@ mod tests {
         .unwrap();
         let a = args("q", 5, &settings).join(" ");
         for want in [
-            "exec --json --skip-git-repo-check --ephemeral --sandbox read-only",
+            "exec --json --skip-git-repo-check --ephemeral --sandbox read-only \
+             --ignore-user-config --ignore-rules",
             "--model gpt-6-luna",
             "-c model_reasoning_effort=\"minimal\"",
             "-c web_search=\"live\"",
@@ -227,10 +234,53 @@ mod tests {
     }
 
     #[test]
+    fn recorded_streams_of_codex_0_171_0() {
+        let ok = run(
+            include_str!("fixtures/codex-0.171.0-results.jsonl").into(),
+            10,
+        )
+        .unwrap();
+        let got: Vec<(&str, &str)> = ok
+            .hits
+            .iter()
+            .map(|h| (h.url.as_str(), h.snippet.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "https://example.com/",
+                    "This domain is for use in illustrative examples in documents."
+                ),
+                ("https://www.iana.org/domains/reserved", "Reserved domains.")
+            ],
+            "reconnect warnings before the results do not fail the call"
+        );
+        assert_eq!(ok.usage.hits_source, "events");
+        // the hosted tool's items carry no results and the reply no links
+        let hosted = parse(include_str!("fixtures/codex-0.171.0-hosted-tool.jsonl"));
+        assert_eq!(
+            (hosted.searches, hosted.hits.len(), hosted.error.as_deref()),
+            (3, 0, None)
+        );
+        let out = run(
+            include_str!("fixtures/codex-0.171.0-hosted-tool.jsonl").into(),
+            10,
+        )
+        .unwrap();
+        assert_eq!(
+            (out.hits.len(), out.usage.hits_source.as_str()),
+            (0, "transcript")
+        );
+        let failed = parse(include_str!("fixtures/codex-0.171.0-turn-failed.jsonl"));
+        assert!(failed.error.unwrap().contains("mock bad request"));
+    }
+
+    #[test]
     fn a_failed_turn_is_an_error_and_no_search_is_not_transcribed() {
         let failed = lines(&[
             json!({"type": "thread.started", "thread_id": "t1"}),
-            json!({"type": "error", "message": "stream disconnected"}),
+            json!({"type": "error", "message": "Reconnecting... 2/5"}),
             json!({"type": "turn.failed", "error": {"message": "model gpt-6-luna does not exist"}}),
         ]);
         let settings = Settings::from_env(Cli::Codex, |_| None).unwrap();
