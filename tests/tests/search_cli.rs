@@ -178,6 +178,9 @@ async fn claude_is_the_default_and_runs_sandboxed_from_routing_variables() {
             ("CLAUDE_CODE_USE_BEDROCK", "1"),
             ("CLAUDECODE", "1"),
             ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("OPENAI_API_KEY", "sk-openai-not-for-the-child"),
+            ("API_TIMEOUT_MS", "1"),
+            ("CLAUDE_CODE_SUBAGENT_MODEL", "elsewhere"),
             ("SILT_STRIP_ENV_PREFIXES", "MYWRAP_"),
             ("MYWRAP_TOKEN", "secret"),
             ("KEEP_ME", "kept"),
@@ -224,6 +227,9 @@ async fn claude_is_the_default_and_runs_sandboxed_from_routing_variables() {
             "CLAUDE_CODE_USE_BEDROCK=",
             "CLAUDECODE=",
             "OPENAI_BASE_URL=",
+            "OPENAI_API_KEY=",
+            "API_TIMEOUT_MS=",
+            "CLAUDE_CODE_SUBAGENT_MODEL=",
             "MYWRAP_TOKEN=",
         ] {
             assert!(
@@ -361,6 +367,22 @@ async fn a_missing_slow_or_failing_cli_is_a_clear_error() {
     )
     .await;
     assert!(text.contains("codex search exited 1"), "{text}");
+
+    // SILT_SEARCH_CMD replaces any CLI's command line for sieve_search
+    let text = search_error(
+        home.path(),
+        &[
+            ("PATH", &path),
+            ("FAKE_RECORD", &record),
+            ("SILT_SEARCH_CMD", "/bin/false"),
+        ],
+    )
+    .await;
+    assert!(text.contains("claude search exited 1"), "{text}");
+    assert!(
+        text.contains("claude is the backend when nothing is chosen"),
+        "the default is explained: {text}"
+    );
 }
 
 /// A `sieve_search` that must fail under `env`: its error text.
@@ -393,6 +415,8 @@ async fn the_chain_degrades_after_a_hosted_route_and_never_trusts_a_transcript()
         ("FAKE_RECORD", &record),
         ("FAKE_CLAUDE_STREAM", &claude),
         ("FAKE_CODEX_EXIT", "2"),
+        // the chain reads only each route's own command variable
+        ("SILT_SEARCH_CMD", "/bin/false"),
     ];
     let old: Vec<(&str, &str)> = vec![
         ("PATH", &path),

@@ -5,7 +5,7 @@
 wit_bindgen::generate!({
     path: "../../wit/search",
     world: "silt:search/cli-search-backend-plugin",
-    with: { "silt:search/types@0.1.0": search_guest::types },
+    with: { "silt:search/types@0.2.0": search_guest::types },
 });
 
 use exports::silt::search::backend::Guest;
@@ -30,6 +30,7 @@ impl cli::Exec for HostExec {
                 exec::ExecError::NotFound(m) => ExecError::NotFound(m),
                 exec::ExecError::TimedOut(ms) => ExecError::TimedOut(ms),
                 exec::ExecError::TooMuchOutput(n) => ExecError::TooMuchOutput(n),
+                exec::ExecError::Failed(m) => ExecError::Failed(m),
             })
     }
 }

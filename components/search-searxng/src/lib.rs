@@ -6,7 +6,7 @@
 wit_bindgen::generate!({
     path: "../../wit/search",
     world: "silt:search/search-backend-plugin",
-    with: { "silt:search/types@0.1.0": search_guest::types },
+    with: { "silt:search/types@0.2.0": search_guest::types },
 });
 
 use exports::silt::search::backend::Guest;

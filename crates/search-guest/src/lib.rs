@@ -4,7 +4,7 @@
 //! transport `silt_core`'s backend rules run over inside the sandbox.
 
 wit_bindgen::generate!({
-    inline: "package silt:search-guest; world types { import silt:search/types@0.1.0; }",
+    inline: "package silt:search-guest; world types { import silt:search/types@0.2.0; }",
     path: "../../wit/search",
     world: "silt:search-guest/types",
     generate_all,

@@ -132,6 +132,9 @@ impl Default for Limits {
     }
 }
 
+/// What an exec grant's override variable must be called.
+pub const EXEC_OVERRIDE_PREFIX: &str = "SILT_SEARCH_CMD_";
+
 /// The largest memory cap a manifest may ask for; the pooling allocator
 /// reserves this much per slot.
 pub const MAX_MEMORY_MIB: u64 = 1024;
@@ -213,11 +216,28 @@ impl Manifest {
                      (letters, digits, '-', '_', '.'; no path)"
                 );
             }
+            // the override chooses what runs: only a variable made for
+            // that, never one that happens to hold a path (SHELL) or a
+            // secret the plugin is not granted
             if let Some(var) = &grant.override_var
-                && (var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                && (!var.starts_with(EXEC_OVERRIDE_PREFIX)
+                    || var.len() == EXEC_OVERRIDE_PREFIX.len()
+                    || !var
+                        .chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
             {
                 bail!(
-                    "grants.exec.{program}.override must be an environment variable name, got '{var}'"
+                    "grants.exec.{program}.override must be a variable named {EXEC_OVERRIDE_PREFIX}<NAME> (capitals, digits, '_'), got '{var}'"
+                );
+            }
+        }
+        if !self.grants.exec.is_empty() {
+            if self.plugin.kind != PluginKind::Search {
+                bail!("grants.exec is for search backends (kind = \"search\") only");
+            }
+            if self.limits.wall_ms < 10_000 {
+                bail!(
+                    "a plugin granted exec needs limits.wall_ms of at least 10000 (its program gets the wall clock less 5 s)"
                 );
             }
         }
@@ -312,6 +332,9 @@ mod tests {
             "\"../x\" = {}",
             "\"\" = {}",
             "sh = { override = \"A B\" }",
+            "sh = { override = \"SHELL\" }",
+            "x = { override = \"AWS_SECRET_ACCESS_KEY\" }",
+            "x = { override = \"SILT_SEARCH_CMD_\" }",
         ] {
             assert!(
                 Manifest::parse(&format!("{base}{bad}\n"), "t").is_err(),
@@ -319,12 +342,25 @@ mod tests {
             );
         }
         let m = Manifest::parse(
-            &format!("{base}claude = {{ override = \"CMD\" }}\ncodex = {{}}\n"),
+            &format!("{base}claude = {{ override = \"SILT_SEARCH_CMD_X\" }}\ncodex = {{}}\n"),
             "t",
         )
         .unwrap();
-        assert_eq!(m.grants.exec["claude"].override_var.as_deref(), Some("CMD"));
+        assert_eq!(
+            m.grants.exec["claude"].override_var.as_deref(),
+            Some("SILT_SEARCH_CMD_X")
+        );
         assert_eq!(m.grants.exec["codex"], ExecGrant::default());
+        let judge = "[plugin]\nname = \"x\"\nkind = \"judge\"\n[grants.exec]\nsh = {}\n";
+        assert!(
+            Manifest::parse(judge, "t").is_err(),
+            "exec is for search backends"
+        );
+        let short = format!("{base}claude = {{}}\n[limits]\nwall_ms = 5000\n");
+        assert!(
+            Manifest::parse(&short, "t").is_err(),
+            "no time left for the program"
+        );
     }
 
     #[test]

@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::Notify;
 
 use crate::bindings::cli_search_backend::silt::search::exec::{self, ExecError, Exit};
 use crate::plugins::manifest::Manifest;
@@ -114,21 +114,31 @@ impl ExecGrants {
                     .filter(|v| !v.trim().is_empty())
                     .map(|v| (var.clone(), v))
             });
+        // the plugin reads these errors: they name the variable, never its
+        // value
         let words = match &chosen {
-            Some((var, line)) => shlex::split(line)
-                .filter(|w| !w.is_empty())
-                .ok_or_else(|| {
-                    ExecError::NotFound(format!(
-                        "{var} is not a command line (unbalanced quotes?): {line}"
-                    ))
-                })?,
+            Some((var, line)) => match shlex::split(line).filter(|w| !w.is_empty()) {
+                Some(words) => words,
+                None => {
+                    tracing::warn!("{var} is not a command line: {line}");
+                    return Err(ExecError::Failed(format!(
+                        "{var} is set but is not a command line (unbalanced quotes?)"
+                    )));
+                }
+            },
             None => vec![program.to_string()],
         };
-        let found = resolve(&words[0], path).ok_or_else(|| {
-            ExecError::NotFound(match &chosen {
-                Some((var, _)) => format!("{} (from {var}) is not an executable", words[0]),
+        let found = resolve(&words[0], path).ok_or_else(|| match &chosen {
+            Some((var, _)) => {
+                tracing::warn!("{var} names {}, which is not an executable file", words[0]);
+                ExecError::Failed(format!(
+                    "{var} is set but its first word is not an executable file"
+                ))
+            }
+            None => ExecError::NotFound(match override_var {
+                Some(var) => format!("{program} is not on PATH (and {var} is not set)"),
                 None => format!("{program} is not on PATH"),
-            })
+            }),
         })?;
         Ok(std::iter::once(found.into_os_string())
             .chain(words[1..].iter().map(OsString::from))
@@ -143,7 +153,9 @@ impl ExecGrants {
     }
 }
 
-/// An executable file: a path as given, else the first match on PATH.
+/// An executable file, as an absolute path: a path as given (relative to
+/// silt's folder, since the child runs elsewhere), else the first match in
+/// an absolute PATH entry.
 fn resolve(word: &str, path: Option<OsString>) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let executable = |p: &Path| {
@@ -151,37 +163,40 @@ fn resolve(word: &str, path: Option<OsString>) -> Option<PathBuf> {
             .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
     if word.contains('/') {
-        let p = PathBuf::from(word);
+        let p = std::path::absolute(word).ok()?;
         return executable(&p).then_some(p);
     }
     std::env::split_paths(&path?)
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(word))
         .find(|p| executable(p))
 }
 
-/// Reads `pipe` to its end, keeping at most `cap` bytes (the head, or the
-/// tail when `tail`); past the cap of a head reader, kills the group.
+/// Reads `pipe` to its end into `kept`, keeping at most `cap` bytes (the
+/// head, or the tail when `tail`); past the cap of a head reader, tells
+/// `overflow` and stops.
 async fn drain(
     mut pipe: impl AsyncRead + Unpin,
+    kept: Arc<Mutex<Vec<u8>>>,
     cap: usize,
     tail: bool,
-    group: i32,
-    overflowed: Arc<AtomicBool>,
-) -> Vec<u8> {
-    let mut kept = Vec::new();
+    overflow: Arc<Notify>,
+) {
     let mut buf = vec![0u8; 64 << 10];
     loop {
         match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => return kept,
+            Ok(0) | Err(_) => return,
             Ok(n) => {
+                let mut kept = kept.lock().expect("pipe buffer lock");
                 kept.extend_from_slice(&buf[..n]);
                 if kept.len() > cap {
                     if tail {
-                        kept.drain(..kept.len() - cap);
+                        let extra = kept.len() - cap;
+                        kept.drain(..extra);
                     } else {
-                        overflowed.store(true, Ordering::SeqCst);
-                        kill_group(group);
-                        return kept;
+                        kept.truncate(cap);
+                        overflow.notify_one();
+                        return;
                     }
                 }
             }
@@ -189,14 +204,69 @@ async fn drain(
     }
 }
 
-fn kill_group(group: i32) {
-    if group > 0 {
-        // SAFETY: kill(2) on a process group we created; no memory involved.
-        unsafe {
-            libc::kill(-group, libc::SIGKILL);
+/// The child's process group, killed when dropped unless disarmed: a call
+/// that is cancelled or runs out of wall clock takes the CLI's helpers
+/// with it, not only the CLI.
+struct Group {
+    id: i32,
+    armed: bool,
+}
+
+impl Group {
+    fn kill(&self) {
+        if self.id > 0 {
+            // SAFETY: kill(2) on the group the child leads; called only
+            // while the leader is unreaped (alive or a zombie), so the id
+            // cannot belong to anyone else yet.
+            unsafe {
+                libc::kill(-self.id, libc::SIGKILL);
+            }
         }
     }
 }
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.armed {
+            self.kill();
+        }
+    }
+}
+
+/// Aborts the pipe readers however the run ends.
+struct Readers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for Readers {
+    fn drop(&mut self) {
+        for r in &self.0 {
+            r.abort();
+        }
+    }
+}
+
+/// Blocks until process `pid` has exited, without reaping it (the zombie
+/// keeps its process group id from being reused until silt reaps it).
+fn exited_unreaped(pid: i32) {
+    loop {
+        // SAFETY: waitid on our own child with a zeroed siginfo out-param.
+        let r = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+}
+
+/// Time the pipe readers get after the program ended: a helper that left
+/// its process group (setsid) may still hold a pipe open.
+const READ_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs `command` (resolved) with `args` for at most `limit_ms`.
 pub async fn run(
@@ -207,7 +277,7 @@ pub async fn run(
     let folder = tempfile::Builder::new()
         .prefix("silt-exec-")
         .tempdir()
-        .map_err(|e| ExecError::NotFound(format!("no working folder for the program: {e}")))?;
+        .map_err(|e| ExecError::Failed(format!("no working folder for the program: {e}")))?;
     let extra = extra_prefixes();
     let mut cmd = tokio::process::Command::new(&command[0]);
     cmd.args(&command[1..])
@@ -227,46 +297,61 @@ pub async fn run(
     let mut child = cmd
         .spawn()
         .map_err(|e| ExecError::NotFound(format!("{shown} could not be started: {e}")))?;
-    let group = child.id().map_or(0, |id| id as i32);
-    let overflowed = Arc::new(AtomicBool::new(false));
-    let stdout = tokio::spawn(drain(
-        child.stdout.take().expect("stdout is piped"),
-        STDOUT_CAP,
-        false,
-        group,
-        overflowed.clone(),
-    ));
-    let stderr = tokio::spawn(drain(
-        child.stderr.take().expect("stderr is piped"),
-        STDERR_TAIL,
-        true,
-        group,
-        overflowed.clone(),
-    ));
-    let waited = tokio::time::timeout(Duration::from_millis(limit_ms), child.wait()).await;
-    // whatever it left behind (a daemon holding the pipes) goes with it
-    kill_group(group);
-    let status = match waited {
-        Ok(Ok(status)) => status,
-        Ok(Err(e)) => {
-            return Err(ExecError::NotFound(format!(
-                "{shown} could not be waited on: {e}"
-            )));
-        }
-        Err(_) => {
-            let _ = child.wait().await;
-            return Err(ExecError::TimedOut(limit_ms));
-        }
+    let pid = child.id().map_or(0, |id| id as i32);
+    let mut group = Group {
+        id: pid,
+        armed: true,
     };
-    let stdout = stdout.await.unwrap_or_default();
-    let stderr = stderr.await.unwrap_or_default();
-    if overflowed.load(Ordering::SeqCst) {
-        return Err(ExecError::TooMuchOutput(STDOUT_CAP as u64));
+    let overflow = Arc::new(Notify::new());
+    let (out, err) = (Arc::default(), Arc::default());
+    let readers = Readers(vec![
+        tokio::spawn(drain(
+            child.stdout.take().expect("stdout is piped"),
+            Arc::clone(&out),
+            STDOUT_CAP,
+            false,
+            overflow.clone(),
+        )),
+        tokio::spawn(drain(
+            child.stderr.take().expect("stderr is piped"),
+            Arc::clone(&err),
+            STDERR_TAIL,
+            true,
+            overflow.clone(),
+        )),
+    ]);
+    let ended = tokio::select! {
+        _ = tokio::task::spawn_blocking(move || exited_unreaped(pid)) => None,
+        _ = tokio::time::sleep(Duration::from_millis(limit_ms)) => {
+            Some(ExecError::TimedOut(limit_ms))
+        }
+        _ = overflow.notified() => Some(ExecError::TooMuchOutput(STDOUT_CAP as u64)),
+    };
+    // the leader is unreaped here: whatever it left in its group (a daemon
+    // holding the pipes) goes with it, then it is reaped
+    group.kill();
+    group.armed = false;
+    let status = child.wait().await;
+    if let Some(e) = ended {
+        return Err(e);
     }
+    let status =
+        status.map_err(|e| ExecError::Failed(format!("{shown} could not be waited on: {e}")))?;
+    let mut readers = readers;
+    let _ = tokio::time::timeout(READ_GRACE, async {
+        for reader in readers.0.iter_mut() {
+            let _ = reader.await;
+        }
+    })
+    .await;
+    drop(readers);
+    let take = |b: &Arc<Mutex<Vec<u8>>>| {
+        String::from_utf8_lossy(&b.lock().expect("pipe buffer lock")).into_owned()
+    };
     Ok(Exit {
         status: status.code(),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        stdout: take(&out),
+        stderr: take(&err),
     })
 }
 
@@ -302,7 +387,7 @@ mod tests {
 
     fn grants() -> ExecGrants {
         let m = Manifest::parse(
-            "[plugin]\nname = \"claude\"\nkind = \"search\"\n[grants.exec]\nclaude = { override = \"CMD_CLAUDE\" }\n[limits]\nwall_ms = 20000\n",
+            "[plugin]\nname = \"claude\"\nkind = \"search\"\n[grants.exec]\nclaude = { override = \"SILT_SEARCH_CMD_CLAUDE\" }\n[limits]\nwall_ms = 20000\n",
             "t",
         )
         .unwrap();
@@ -337,7 +422,12 @@ mod tests {
             ));
         }
         let missing = g.command("claude", none, Some("/nonexistent".into()));
-        assert!(matches!(missing, Err(ExecError::NotFound(m)) if m == "claude is not on PATH"));
+        assert!(
+            matches!(missing, Err(ExecError::NotFound(m)) if m == "claude is not on PATH (and SILT_SEARCH_CMD_CLAUDE is not set)")
+        );
+        // a relative PATH entry is never searched (the child runs elsewhere)
+        let relative = g.command("claude", none, Some("bin".into()));
+        assert!(matches!(relative, Err(ExecError::NotFound(_))));
     }
 
     #[test]
@@ -347,7 +437,7 @@ mod tests {
         let path = Some(OsString::from("/nonexistent"));
         let mut g = grants();
         let line = format!("'{}' --profile 'a b'", wrapper.display());
-        let env = |k: &str| (k == "CMD_CLAUDE").then(|| line.clone());
+        let env = |k: &str| (k == "SILT_SEARCH_CMD_CLAUDE").then(|| line.clone());
         assert_eq!(
             g.command("claude", env, path.clone()).unwrap(),
             [
@@ -360,9 +450,30 @@ mod tests {
         let generic = format!("{} x", wrapper.display());
         let env = |k: &str| (k == "CMD_ANY").then(|| generic.clone());
         assert_eq!(g.command("claude", env, path.clone()).unwrap()[1], "x");
-        let bad = |k: &str| (k == "CMD_CLAUDE").then(|| "'unbalanced".to_string());
+        // the backend's own variable wins over the generic one
+        let both = |k: &str| match k {
+            "SILT_SEARCH_CMD_CLAUDE" => Some(line.clone()),
+            "CMD_ANY" => Some(generic.clone()),
+            _ => None,
+        };
+        assert_eq!(
+            g.command("claude", both, path.clone()).unwrap()[1],
+            "--profile"
+        );
+        // errors name the variable, never its value
+        let bad =
+            |k: &str| (k == "SILT_SEARCH_CMD_CLAUDE").then(|| "'unbalanced secret".to_string());
+        let e = g.command("claude", bad, path.clone());
         assert!(
-            matches!(g.command("claude", bad, path), Err(ExecError::NotFound(m)) if m.contains("CMD_CLAUDE"))
+            matches!(&e, Err(ExecError::Failed(m)) if m.contains("SILT_SEARCH_CMD_CLAUDE") && !m.contains("secret")),
+            "{e:?}"
+        );
+        let missing =
+            |k: &str| (k == "SILT_SEARCH_CMD_CLAUDE").then(|| "/no/such/secret".to_string());
+        let e = g.command("claude", missing, path);
+        assert!(
+            matches!(&e, Err(ExecError::Failed(m)) if !m.contains("secret")),
+            "{e:?}"
         );
     }
 
@@ -411,7 +522,37 @@ mod tests {
         assert_eq!(out.status, Some(3));
         assert!(out.stdout.trim().contains("silt-exec-"), "{}", out.stdout);
         assert_eq!(out.stderr.trim(), "oops");
-        // a grandchild holding stdout open dies with the group
+        // what it left in its group dies with it once it exits
+        let started = std::time::Instant::now();
+        let left = run(
+            vec!["/bin/sh".into()],
+            vec!["-c".into(), "sleep 30 & echo hi".into()],
+            10_000,
+        )
+        .await
+        .unwrap();
+        assert_eq!((left.status, left.stdout.trim()), (Some(0), "hi"));
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        // a helper that left the group cannot hold the call past the grace
+        let started = std::time::Instant::now();
+        let escaped = run(
+            vec!["/bin/sh".into()],
+            vec!["-c".into(), "setsid sleep 30 & echo ok".into()],
+            10_000,
+        )
+        .await
+        .unwrap();
+        assert_eq!(escaped.stdout.trim(), "ok");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        // hung: killed at the limit
         let started = std::time::Instant::now();
         let slow = run(
             vec!["/bin/sh".into()],

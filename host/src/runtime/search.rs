@@ -183,7 +183,7 @@ impl Runtime {
                 };
                 let pre = pre.map_err(|e| PluginFailure::Start {
                     plugin: name.into(),
-                    reason: format!("it does not fit the search contract silt:search@0.1.0: {e}"),
+                    reason: format!("it does not fit the search contract silt:search@0.2.0: {e}"),
                 })?;
                 let mut loaded = LoadedBackend {
                     manifest,

@@ -65,6 +65,16 @@ pub fn choose_backend(
     Ok(chosen)
 }
 
+/// Whether nothing chose the backend (no variable, no silt.toml, no
+/// SearXNG URL or Brave key), so it is `claude` by default.
+fn chosen_by_default(config: &Config, env: impl Fn(&str) -> Option<String>) -> bool {
+    let set = |k: &str| env(k).is_some_and(|v| !v.trim().is_empty());
+    config.search.backend.is_none()
+        && !["SILT_SEARCH_BACKEND", "SILT_SEARXNG_URL", "BRAVE_API_KEY"]
+            .iter()
+            .any(|k| set(k))
+}
+
 /// What one backend call gave.
 struct Call {
     query: String,
@@ -185,9 +195,14 @@ fn from_json(v: Value) -> SearchResult {
             stopped: text(&v["usage"], "stopped"),
             unresponsive_engines: strings(&v["usage"]["unresponsive_engines"]),
             page_errors: strings(&v["usage"]["page_errors"]),
-            hits_source: text(&v["usage"], "hits_source"),
+            // entries from before hits_source were all service results
+            hits_source: v["usage"]["hits_source"]
+                .as_str()
+                .unwrap_or("results")
+                .to_string(),
             unobserved_links: v["usage"]["unobserved_links"].as_u64().unwrap_or(0) as u32,
-            cost_usd: v["usage"]["cost_usd"].as_f64(),
+            // a cached answer costs nothing again
+            cost_usd: None,
         },
     }
 }
@@ -271,8 +286,14 @@ pub async fn run(
                 reasons.push(why.clone());
             }
         }
+        let hint = if chosen_by_default(config, |k| std::env::var(k).ok()) {
+            " (claude is the backend when nothing is chosen: set SILT_SEARXNG_URL to a SearXNG \
+             instance or BRAVE_API_KEY in ~/.config/silt/env, or SILT_SEARCH_BACKEND)"
+        } else {
+            ""
+        };
         return Err(CallError::JudgeFailed(format!(
-            "every search variant failed on backend '{backend_name}': {}",
+            "every search variant failed on backend '{backend_name}': {}{hint}",
             reasons.join("; ")
         )));
     }
@@ -424,6 +445,10 @@ mod tests {
             "my-backend"
         );
         assert_eq!(pick(&[]).unwrap(), "claude");
+        assert!(chosen_by_default(&config, |_| None));
+        assert!(!chosen_by_default(&config, |k| {
+            (k == "SILT_SEARCH_BACKEND").then(|| "claude".to_string())
+        }));
         assert_eq!(
             pick(&[("SILT_SEARCH_BACKEND", " codex ")]).unwrap(),
             "codex"

@@ -215,7 +215,9 @@ pub async fn search(
                 match live {
                     Ok(r) if !r.hits.is_empty() => {
                         let found = Found::of(&r);
-                        if let Some(c) = &cache
+                        // a transcript is served once, never kept: the route
+                        // may give real results next time
+                        if let Some(c) = cache.as_ref().filter(|_| !found.transcribed)
                             && let Err(e) = c.put(&key, &found.to_json())
                         {
                             tracing::warn!("search chain cache not written: {e:#}");

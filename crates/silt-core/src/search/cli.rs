@@ -31,6 +31,8 @@ pub enum ExecError {
     TimedOut(u64),
     /// Killed for writing more than the cap (bytes).
     TooMuchOutput(u64),
+    /// Its override is unusable, or the host could not set the run up.
+    Failed(String),
 }
 
 /// The transport: the host's `exec` in a component, a script in tests.
@@ -140,6 +142,9 @@ pub struct Parsed {
     pub hits: Vec<Hit>,
     /// Searches the CLI ran (tool calls or events), results or not.
     pub searches: u32,
+    /// Whether any search event carried a result list, even an empty one
+    /// (Codex 0.156.1 and later): then the model's list is never read.
+    pub results_seen: bool,
     /// Errors its search tool reported.
     pub search_errors: Vec<String>,
     /// The model's final reply.
@@ -149,13 +154,16 @@ pub struct Parsed {
     pub cost_usd: Option<f64>,
 }
 
-/// The links in a markdown reply, as (title, url), in order: the list the
-/// prompt asks for, or any inline link.
+/// The links in a markdown reply's list items, as (title, url), in order:
+/// the list the prompt asks for (a link in running prose is not a result).
 pub fn reply_links(reply: &str) -> Vec<(String, String)> {
     let mut links = Vec::new();
     let mut open: Option<(String, String)> = None;
+    let mut items = 0usize;
     for event in Parser::new(reply) {
         match event {
+            Event::Start(Tag::Item) => items += 1,
+            Event::End(TagEnd::Item) => items = items.saturating_sub(1),
             Event::Start(Tag::Link { dest_url, .. }) => {
                 open = Some((String::new(), dest_url.to_string()))
             }
@@ -166,6 +174,7 @@ pub fn reply_links(reply: &str) -> Vec<(String, String)> {
             }
             Event::End(TagEnd::Link) => {
                 if let Some((title, url)) = open.take()
+                    && items > 0
                     && (url.starts_with("https://") || url.starts_with("http://"))
                 {
                     links.push((title.trim().to_string(), url));
@@ -197,11 +206,16 @@ pub fn search(
                 BackendError::NotConfigured(format!("the sandbox refused to run {name}: {m}"))
             }
             ExecError::NotFound(m) => BackendError::NotConfigured(format!(
-                "{m}. The {name} backend needs the {name} CLI installed and logged in \
-                 (or SILT_SEARCH_CMD_{} set to its command line); or set SILT_SEARXNG_URL \
-                 or BRAVE_API_KEY, or SILT_SEARCH_BACKEND to another backend",
-                name.to_uppercase()
+                "{m}. The {name} backend needs the {name} CLI installed and logged in"
             )),
+            ExecError::TimedOut(ms) if ms < settings.timeout_ms => {
+                BackendError::Unavailable(format!(
+                    "{name} search timed out after {} s, the most its plugin's wall clock \
+                     allows (SILT_SEARCH_TIMEOUT asks {} s)",
+                    ms as f64 / 1000.0,
+                    settings.timeout_ms as f64 / 1000.0
+                ))
+            }
             ExecError::TimedOut(ms) => BackendError::Unavailable(format!(
                 "{name} search timed out after {} s (SILT_SEARCH_TIMEOUT)",
                 ms as f64 / 1000.0
@@ -209,6 +223,9 @@ pub fn search(
             ExecError::TooMuchOutput(cap) => BackendError::Unavailable(format!(
                 "{name} search wrote more than {cap} bytes and was stopped"
             )),
+            ExecError::Failed(m) => {
+                BackendError::Unavailable(format!("{name} search could not run: {m}"))
+            }
         })?;
     let parsed = match cli {
         Cli::Claude => claude::parse(&exit.stdout),
@@ -264,6 +281,9 @@ fn outcome(
             Cli::Codex => HitsSource::Events,
         };
         (hits, source, unobserved)
+    } else if parsed.results_seen {
+        // the CLI's own results said there was nothing
+        (Vec::new(), HitsSource::Events, 0)
     } else if cli == Cli::Codex && parsed.searches > 0 {
         // Codex before 0.156.1 put only the query on its events: the
         // model's list is all there is
@@ -315,7 +335,8 @@ mod tests {
 
     #[test]
     fn reply_links_are_read_with_a_markdown_parser() {
-        let reply = "Here:\n\n- [Tree-sitter | Install](https://tree-sitter.github.io/install)\n\
+        let reply = "See [prose](https://prose.example/).\n\n\
+                     - [Tree-sitter | Install](https://tree-sitter.github.io/install)\n\
                      - [`cargo` book](http://doc.rust-lang.org/cargo/)\n\
                      - [local](./file.md)\n- plain text https://bare.example\n";
         assert_eq!(
@@ -394,14 +415,39 @@ mod tests {
                 "refused to run claude",
             ),
             (ExecError::TooMuchOutput(8 << 20), "more than 8388608 bytes"),
+            (
+                ExecError::Failed("SILT_SEARCH_CMD_CLAUDE is set but".into()),
+                "could not run: SILT",
+            ),
         ];
         for (e, want) in cases {
             let mut s = Script(Err(e), Vec::new());
             let err = search(&mut s, Cli::Claude, &settings(Cli::Claude), "q", 5).unwrap_err();
             assert!(err.to_string().contains(want), "{err}");
+            assert!(
+                !err.to_string().contains("SILT_SEARXNG_URL"),
+                "backend choice is the caller's"
+            );
             assert_eq!(s.1[0].0, "claude");
             assert_eq!(s.1[0].2, 90_000);
         }
+    }
+
+    #[test]
+    fn a_limit_capped_by_the_wall_clock_says_so() {
+        let asked = Settings {
+            timeout_ms: 300_000,
+            ..settings(Cli::Codex)
+        };
+        let mut s = Script(Err(ExecError::TimedOut(115_000)), Vec::new());
+        let err = search(&mut s, Cli::Codex, &asked, "q", 5)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("after 115 s, the most its plugin's wall clock allows"),
+            "{err}"
+        );
+        assert!(err.contains("asks 300 s"), "{err}");
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub fn args(query: &str, count: u32, settings: &Settings) -> Vec<String> {
 }
 
 /// An opened page's (`turnNviewM`) placeholder snippet says only how long
-/// the page is.
+/// the page is; its url and title stay.
 fn placeholder(snippet: &str) -> bool {
     snippet.trim_start().starts_with("Total lines:")
 }
@@ -59,12 +59,11 @@ fn result_hit(r: &Value) -> Option<Hit> {
     if url.is_empty() {
         return None;
     }
-    let opened = text("ref_id").contains("view");
     let snippet = text("snippet");
     Some(Hit {
         url,
         title: text("title"),
-        snippet: if opened || placeholder(&snippet) {
+        snippet: if placeholder(&snippet) {
             String::new()
         } else {
             snippet
@@ -95,6 +94,7 @@ pub fn parse(stdout: &str) -> Parsed {
                     Some("web_search") => {
                         out.searches += 1;
                         if let Some(results) = item.get("results").and_then(Value::as_array) {
+                            out.results_seen = true;
                             out.hits.extend(results.iter().filter_map(result_hit));
                         }
                     }
@@ -219,6 +219,17 @@ mod tests {
     }
 
     #[test]
+    fn empty_results_are_nothing_found_not_a_reason_to_read_the_reply() {
+        let out = run(
+            stream(json!([]), "- [Invented](https://invented.example/)"),
+            10,
+        )
+        .unwrap();
+        assert!(out.hits.is_empty());
+        assert_eq!(out.usage.hits_source, "events");
+    }
+
+    #[test]
     fn an_older_codex_is_read_from_the_model_list_and_marked_transcribed() {
         let old = stream(
             Value::Null,
@@ -284,14 +295,13 @@ mod tests {
             json!({"type": "turn.failed", "error": {"message": "model gpt-6-luna does not exist"}}),
         ]);
         let settings = Settings::from_env(Cli::Codex, |_| None).unwrap();
-        let e = search(
-            &mut Once(failed, 1, Vec::new()),
-            Cli::Codex,
-            &settings,
-            "q",
-            5,
-        )
-        .unwrap_err();
+        let mut once = Once(failed, 1, Vec::new());
+        let e = search(&mut once, Cli::Codex, &settings, "q", 5).unwrap_err();
+        assert_eq!(
+            &once.2[..3],
+            ["codex", "exec", "--json"],
+            "the granted program runs"
+        );
         assert!(
             e.to_string()
                 .contains("codex search exited 1: model gpt-6-luna does not exist"),
