@@ -102,7 +102,7 @@ fn inspect_embedding_shows_its_model_grant_and_vectors() {
     assert!(ok, "{err}");
     assert_eq!(
         out["grants"],
-        serde_json::json!({"read": [], "http": [], "env": [], "models": ["minilm"]})
+        serde_json::json!({"read": [], "http": [], "env": [], "models": ["minilm"], "exec": {}})
     );
     assert_eq!(
         out["exports"],
@@ -120,7 +120,7 @@ fn inspect_lexical_shows_no_grants() {
     assert!(ok, "{err}");
     assert_eq!(
         out["grants"],
-        serde_json::json!({"read": [], "http": [], "env": [], "models": []})
+        serde_json::json!({"read": [], "http": [], "env": [], "models": [], "exec": {}})
     );
     assert_eq!(
         out["exports"],
