@@ -510,27 +510,25 @@ mod tests {
         assert_eq!(g.limit_ms(2_000), 2_000);
     }
 
-    #[tokio::test]
-    async fn a_run_gets_empty_stdin_a_fresh_folder_and_is_killed_at_its_limit() {
-        let out = run(
+    /// `sh -c script` through [`run`].
+    async fn sh(script: &str, limit_ms: u64) -> Result<Exit, ExecError> {
+        run(
             vec!["/bin/sh".into()],
-            vec!["-c".into(), "cat; pwd; echo oops >&2; exit 3".into()],
-            10_000,
+            vec!["-c".into(), script.into()],
+            limit_ms,
         )
         .await
-        .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_run_gets_empty_stdin_a_fresh_folder_and_is_killed_at_its_limit() {
+        let out = sh("cat; pwd; echo oops >&2; exit 3", 10_000).await.unwrap();
         assert_eq!(out.status, Some(3));
         assert!(out.stdout.trim().contains("silt-exec-"), "{}", out.stdout);
         assert_eq!(out.stderr.trim(), "oops");
         // what it left in its group dies with it once it exits
         let started = std::time::Instant::now();
-        let left = run(
-            vec!["/bin/sh".into()],
-            vec!["-c".into(), "sleep 30 & echo hi".into()],
-            10_000,
-        )
-        .await
-        .unwrap();
+        let left = sh("sleep 30 & echo hi", 10_000).await.unwrap();
         assert_eq!((left.status, left.stdout.trim()), (Some(0), "hi"));
         assert!(
             started.elapsed() < Duration::from_secs(2),
@@ -539,14 +537,10 @@ mod tests {
         );
         // a helper that left the group cannot hold the call past the grace
         let started = std::time::Instant::now();
-        let escaped = run(
-            vec!["/bin/sh".into()],
-            // the pause lets setsid run before the leader exits
-            vec!["-c".into(), "setsid sleep 8 & sleep 0.3; echo ok".into()],
-            10_000,
-        )
-        .await
-        .unwrap();
+        // the pause lets setsid run before the leader exits
+        let escaped = sh("setsid sleep 8 & sleep 0.3; echo ok", 10_000)
+            .await
+            .unwrap();
         assert_eq!(escaped.stdout.trim(), "ok", "what was read is kept");
         let took = started.elapsed();
         assert!(
@@ -555,20 +549,10 @@ mod tests {
         );
         // hung: killed at the limit
         let started = std::time::Instant::now();
-        let slow = run(
-            vec!["/bin/sh".into()],
-            vec!["-c".into(), "sleep 30 & sleep 30".into()],
-            300,
-        )
-        .await;
+        let slow = sh("sleep 30 & sleep 30", 300).await;
         assert!(matches!(slow, Err(ExecError::TimedOut(300))));
         assert!(started.elapsed() < Duration::from_secs(5));
-        let flood = run(
-            vec!["/bin/sh".into()],
-            vec!["-c".into(), "yes".into()],
-            20_000,
-        )
-        .await;
+        let flood = sh("yes", 20_000).await;
         assert!(matches!(flood, Err(ExecError::TooMuchOutput(_))));
     }
 }

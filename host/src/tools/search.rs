@@ -44,35 +44,32 @@ pub struct SearchParams {
 
 /// The backend to use: `$SILT_SEARCH_BACKEND` (or silt.toml's
 /// `[search] backend`), else `searxng` when `$SILT_SEARXNG_URL` is set,
-/// else `brave` when `$BRAVE_API_KEY` is set, else `claude`.
-pub fn choose_backend(
-    config: &Config,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<String, CallError> {
+/// else `brave` when `$BRAVE_API_KEY` is set, else `claude`; and whether
+/// it was that last fallback (nothing chose it).
+fn backend_choice(config: &Config, env: impl Fn(&str) -> Option<String>) -> (String, bool) {
     let set = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-    let chosen = set("SILT_SEARCH_BACKEND")
+    if let Some(named) = set("SILT_SEARCH_BACKEND")
         .map(|v| v.trim().to_string())
         .or_else(|| config.search.backend.clone())
-        .unwrap_or_else(|| {
-            if set("SILT_SEARXNG_URL").is_some() {
-                "searxng".into()
-            } else if set("BRAVE_API_KEY").is_some() {
-                "brave".into()
-            } else {
-                "claude".into()
-            }
-        });
-    Ok(chosen)
+    {
+        (named, false)
+    } else if set("SILT_SEARXNG_URL").is_some() {
+        ("searxng".into(), false)
+    } else if set("BRAVE_API_KEY").is_some() {
+        ("brave".into(), false)
+    } else {
+        ("claude".into(), true)
+    }
 }
 
-/// Whether nothing chose the backend (no variable, no silt.toml, no
-/// SearXNG URL or Brave key), so it is `claude` by default.
+/// The backend to use (see [`backend_choice`]).
+pub fn choose_backend(config: &Config, env: impl Fn(&str) -> Option<String>) -> String {
+    backend_choice(config, env).0
+}
+
+/// Whether nothing chose the backend, so it is `claude` by default.
 fn chosen_by_default(config: &Config, env: impl Fn(&str) -> Option<String>) -> bool {
-    let set = |k: &str| env(k).is_some_and(|v| !v.trim().is_empty());
-    config.search.backend.is_none()
-        && !["SILT_SEARCH_BACKEND", "SILT_SEARXNG_URL", "BRAVE_API_KEY"]
-            .iter()
-            .any(|k| set(k))
+    backend_choice(config, env).1
 }
 
 /// What one backend call gave.
@@ -246,7 +243,7 @@ pub async fn run(
         .judge
         .as_deref()
         .unwrap_or_else(|| config.judge_for("sieve_search"));
-    let backend_name = choose_backend(config, |k| std::env::var(k).ok())?;
+    let backend_name = choose_backend(config, |k| std::env::var(k).ok());
     let backend = runtime.search_backend(&backend_name).await?;
     let ttl = ttl_from(std::env::var("SILT_SEARCH_CACHE_TTL").ok().as_deref())
         .map_err(CallError::InvalidRequest)?;
@@ -427,34 +424,26 @@ mod tests {
             pick(&[
                 ("SILT_SEARXNG_URL", "http://127.0.0.1:8888"),
                 ("BRAVE_API_KEY", "k")
-            ])
-            .unwrap(),
+            ]),
             "searxng"
         );
-        assert_eq!(pick(&[("BRAVE_API_KEY", "k")]).unwrap(), "brave");
+        assert_eq!(pick(&[("BRAVE_API_KEY", "k")]), "brave");
         assert_eq!(
             pick(&[
                 ("SILT_SEARCH_BACKEND", "brave"),
                 ("SILT_SEARXNG_URL", "http://x")
-            ])
-            .unwrap(),
+            ]),
             "brave"
         );
-        assert_eq!(
-            pick(&[("SILT_SEARCH_BACKEND", "my-backend")]).unwrap(),
-            "my-backend"
-        );
-        assert_eq!(pick(&[]).unwrap(), "claude");
+        assert_eq!(pick(&[("SILT_SEARCH_BACKEND", "my-backend")]), "my-backend");
+        assert_eq!(pick(&[]), "claude");
         assert!(chosen_by_default(&config, |_| None));
         assert!(!chosen_by_default(&config, |k| {
             (k == "SILT_SEARCH_BACKEND").then(|| "claude".to_string())
         }));
-        assert_eq!(
-            pick(&[("SILT_SEARCH_BACKEND", " codex ")]).unwrap(),
-            "codex"
-        );
+        assert_eq!(pick(&[("SILT_SEARCH_BACKEND", " codex ")]), "codex");
         let mut with_config = Config::default();
         with_config.search.backend = Some("brave".into());
-        assert_eq!(choose_backend(&with_config, |_| None).unwrap(), "brave");
+        assert_eq!(choose_backend(&with_config, |_| None), "brave");
     }
 }

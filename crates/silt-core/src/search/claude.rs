@@ -174,7 +174,8 @@ pub fn parse(stdout: &str) -> Parsed {
 #[cfg(test)]
 mod tests {
     use super::super::backend::BackendError;
-    use super::super::cli::{Cli, Exec, ExecError, Exit, search};
+    use super::super::cli::tests::Script;
+    use super::super::cli::{Cli, search};
     use super::*;
     use serde_json::json;
 
@@ -208,17 +209,6 @@ mod tests {
         .join("\n")
     }
 
-    struct Once(String, i32);
-    impl Exec for Once {
-        fn run(&mut self, _: &str, _: &[String], _: u64) -> Result<Exit, ExecError> {
-            Ok(Exit {
-                status: Some(self.1),
-                stdout: self.0.clone(),
-                stderr: String::new(),
-            })
-        }
-    }
-
     fn run(
         stdout: String,
         status: i32,
@@ -226,7 +216,7 @@ mod tests {
     ) -> Result<super::super::BackendOutcome, BackendError> {
         let settings = Settings::from_env(Cli::Claude, |_| None).unwrap();
         search(
-            &mut Once(stdout, status),
+            &mut Script::printing(stdout, status),
             Cli::Claude,
             &settings,
             "q",

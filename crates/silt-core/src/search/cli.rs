@@ -7,7 +7,7 @@ use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
 use super::backend::{BackendError, BackendOutcome, BackendUsage, HitsSource};
 use super::canonical::canonical_url;
-use super::pool::Hit;
+use super::pool::{Hit, interleave};
 use super::{claude, codex};
 
 /// How a program ended.
@@ -264,18 +264,14 @@ fn outcome(
         )));
     }
     let links = reply_links(&parsed.reply);
-    let seen = |url: &str, hits: &[Hit]| {
-        let c = canonical_url(url);
-        hits.iter().any(|h| canonical_url(&h.url) == c)
-    };
-    let mut hits: Vec<Hit> = Vec::new();
-    for h in parsed.hits.iter() {
-        if !seen(&h.url, &hits) {
-            hits.push(h.clone());
-        }
-    }
+    // one hit a page, in order: the pool's de-duplication, cut to `count`
+    let hits = interleave(&[parsed.hits], count).hits;
     let (hits, source, unobserved) = if !hits.is_empty() {
-        let unobserved = links.iter().filter(|(_, u)| !seen(u, &hits)).count() as u32;
+        let observed: Vec<Option<String>> = hits.iter().map(|h| canonical_url(&h.url)).collect();
+        let unobserved = links
+            .iter()
+            .filter(|(_, u)| !observed.contains(&canonical_url(u)))
+            .count() as u32;
         let source = match cli {
             Cli::Claude => HitsSource::ToolResults,
             Cli::Codex => HitsSource::Events,
@@ -287,17 +283,15 @@ fn outcome(
     } else if cli == Cli::Codex && parsed.searches > 0 {
         // Codex before 0.156.1 put only the query on its events: the
         // model's list is all there is
-        let mut listed: Vec<Hit> = Vec::new();
-        for (title, url) in links {
-            if !seen(&url, &listed) {
-                listed.push(Hit {
-                    url,
-                    title,
-                    ..Default::default()
-                });
-            }
-        }
-        (listed, HitsSource::Transcript, 0)
+        let listed: Vec<Hit> = links
+            .into_iter()
+            .map(|(title, url)| Hit {
+                url,
+                title,
+                ..Default::default()
+            })
+            .collect();
+        (interleave(&[listed], count).hits, HitsSource::Transcript, 0)
     } else if parsed.searches == 0 {
         return Err(BackendError::Unavailable(format!(
             "{name} answered without searching the web{}",
@@ -313,8 +307,6 @@ fn outcome(
     } else {
         (Vec::new(), HitsSource::ToolResults, 0)
     };
-    let mut hits = hits;
-    hits.truncate(count as usize);
     Ok(BackendOutcome {
         hits,
         usage: BackendUsage {
@@ -330,7 +322,7 @@ fn outcome(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
@@ -388,8 +380,26 @@ mod tests {
         }
     }
 
-    /// Answers every run with one canned exit, and records the call.
-    struct Script(Result<Exit, ExecError>, Vec<(String, Vec<String>, u64)>);
+    /// Answers every run with one canned exit, and records each call as
+    /// (program, args, timeout); the CLI tests share it.
+    pub(in crate::search) struct Script(
+        pub Result<Exit, ExecError>,
+        pub Vec<(String, Vec<String>, u64)>,
+    );
+
+    impl Script {
+        /// A program that prints `stdout` and exits `status`.
+        pub fn printing(stdout: String, status: i32) -> Script {
+            Script(
+                Ok(Exit {
+                    status: Some(status),
+                    stdout,
+                    stderr: String::new(),
+                }),
+                Vec::new(),
+            )
+        }
+    }
 
     impl Exec for Script {
         fn run(&mut self, p: &str, a: &[String], t: u64) -> Result<Exit, ExecError> {

@@ -118,7 +118,8 @@ pub fn parse(stdout: &str) -> Parsed {
 
 #[cfg(test)]
 mod tests {
-    use super::super::cli::{Cli, Exec, ExecError, Exit, search};
+    use super::super::cli::tests::Script;
+    use super::super::cli::{Cli, search};
     use super::*;
     use serde_json::json;
 
@@ -144,27 +145,13 @@ mod tests {
         ])
     }
 
-    struct Once(String, i32, Vec<String>);
-    impl Exec for Once {
-        fn run(&mut self, p: &str, a: &[String], _: u64) -> Result<Exit, ExecError> {
-            self.2 = std::iter::once(p.to_string())
-                .chain(a.iter().cloned())
-                .collect();
-            Ok(Exit {
-                status: Some(self.1),
-                stdout: self.0.clone(),
-                stderr: "Reading prompt from stdin...\n".into(),
-            })
-        }
-    }
-
     fn run(
         stdout: String,
         count: u32,
     ) -> Result<super::super::BackendOutcome, super::super::BackendError> {
         let settings = Settings::from_env(Cli::Codex, |_| None).unwrap();
         search(
-            &mut Once(stdout, 0, Vec::new()),
+            &mut Script::printing(stdout, 0),
             Cli::Codex,
             &settings,
             "q",
@@ -295,13 +282,10 @@ mod tests {
             json!({"type": "turn.failed", "error": {"message": "model gpt-6-luna does not exist"}}),
         ]);
         let settings = Settings::from_env(Cli::Codex, |_| None).unwrap();
-        let mut once = Once(failed, 1, Vec::new());
+        let mut once = Script::printing(failed, 1);
         let e = search(&mut once, Cli::Codex, &settings, "q", 5).unwrap_err();
-        assert_eq!(
-            &once.2[..3],
-            ["codex", "exec", "--json"],
-            "the granted program runs"
-        );
+        assert_eq!(once.1[0].0, "codex", "the granted program runs");
+        assert_eq!(&once.1[0].1[..2], ["exec", "--json"]);
         assert!(
             e.to_string()
                 .contains("codex search exited 1: model gpt-6-luna does not exist"),
