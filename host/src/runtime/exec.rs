@@ -320,12 +320,16 @@ pub async fn run(
             overflow.clone(),
         )),
     ]);
+    // biased, overflow first: a flood's reader stops (notifying) before the
+    // program dies of the closed pipe, so when both are ready the overflow
+    // is the reason
     let ended = tokio::select! {
+        biased;
+        _ = overflow.notified() => Some(ExecError::TooMuchOutput(STDOUT_CAP as u64)),
         _ = tokio::task::spawn_blocking(move || exited_unreaped(pid)) => None,
         _ = tokio::time::sleep(Duration::from_millis(limit_ms)) => {
             Some(ExecError::TimedOut(limit_ms))
         }
-        _ = overflow.notified() => Some(ExecError::TooMuchOutput(STDOUT_CAP as u64)),
     };
     // the leader is unreaped here: whatever it left in its group (a daemon
     // holding the pipes) goes with it, then it is reaped
@@ -345,6 +349,13 @@ pub async fn run(
     })
     .await;
     drop(readers);
+    // what was still in the pipe after the exit may have passed the cap
+    if tokio::time::timeout(Duration::ZERO, overflow.notified())
+        .await
+        .is_ok()
+    {
+        return Err(ExecError::TooMuchOutput(STDOUT_CAP as u64));
+    }
     let take = |b: &Arc<Mutex<Vec<u8>>>| {
         String::from_utf8_lossy(&b.lock().expect("pipe buffer lock")).into_owned()
     };
