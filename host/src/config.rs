@@ -38,6 +38,9 @@ pub struct LedgerConfig {
     /// Run the sleep pass after a capture once the active set holds at
     /// least this many candidate pairs per active entry (0 turns it off).
     pub sleep_pressure: Option<f64>,
+    /// The least probability a judge must give merge or contradict for
+    /// sleep to retire a lesson on it (default 0.8; 0 < margin <= 1).
+    pub destructive_margin: Option<f64>,
 }
 
 /// The `[fetch]` table: what verify may fetch beyond public addresses.
@@ -70,6 +73,14 @@ pub struct ServerConfig {
     /// `Origin` (every MCP client that is not a web page) always pass.
     #[serde(default)]
     pub allowed_origins: Vec<String>,
+    /// The folders HTTP callers may read (grep's `path`, verify's
+    /// `base_path`), absolute. None listed: file tools are refused over
+    /// HTTP, since the server reads with its owner's rights.
+    #[serde(default)]
+    pub roots: Vec<PathBuf>,
+    /// The file holding the bearer token every HTTP call must send
+    /// (`$SILT_HTTP_TOKEN_FILE` wins; default `<config dir>/silt/http-token`).
+    pub token_file: Option<PathBuf>,
 }
 
 /// The `[search]` table: which backend `sieve_search` uses.
@@ -183,6 +194,22 @@ impl Config {
         Ok(value)
     }
 
+    /// The ledger's destructive margin: the config's `[ledger]
+    /// destructive_margin` or the engine's default.
+    pub fn destructive_margin(&self) -> Result<f64> {
+        let m = self
+            .ledger
+            .destructive_margin
+            .unwrap_or(silt_core::ledger::DEFAULT_DESTRUCTIVE_MARGIN);
+        if !(m > 0.0 && m <= 1.0) {
+            bail!(
+                "[ledger] destructive_margin must be above 0 and at most 1 (1 retires a lesson \
+                 only on a certain verdict), got {m}"
+            );
+        }
+        Ok(m)
+    }
+
     /// Plugin folders in search order: `$SILT_PLUGIN_PATH` (colon-separated),
     /// the config's `[plugins] dirs`, then `<data dir>/silt/plugins`.
     pub fn plugin_dirs(&self) -> Vec<PathBuf> {
@@ -192,6 +219,17 @@ impl Config {
         dirs.extend(self.plugins.dirs.iter().cloned());
         dirs.extend(dirs::data_dir().map(|d| d.join("silt").join("plugins")));
         dirs
+    }
+
+    /// The HTTP server's token file: `$SILT_HTTP_TOKEN_FILE`, the
+    /// config's `[server] token_file`, or `<config dir>/silt/http-token`.
+    pub fn token_file(&self) -> PathBuf {
+        std::env::var_os("SILT_HTTP_TOKEN_FILE")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| self.server.token_file.clone())
+            .or_else(|| dirs::config_dir().map(|d| d.join("silt").join("http-token")))
+            .unwrap_or_else(|| PathBuf::from(".silt-http-token"))
     }
 
     /// Where compiled components are cached: `$SILT_CACHE_DIR`, the

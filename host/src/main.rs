@@ -37,6 +37,16 @@ async fn run(cli: Cli) -> Result<()> {
         return silt::cli::models::run(cmd).await;
     }
     // the load bench runs a server child and is only its client
+    if let Command::HttpToken(args) = &cli.command {
+        let config = silt::config::Config::discover()?;
+        let token = silt::mcp::auth::Token::load_or_create(&config.token_file())?;
+        if args.path {
+            println!("{}", token.path.display());
+        } else {
+            println!("{}", token.secret());
+        }
+        return Ok(());
+    }
     if let Command::BenchHttp(args) = cli.command {
         return silt::cli::bench_http::run(args).await;
     }
@@ -56,12 +66,17 @@ async fn run(cli: Cli) -> Result<()> {
             let shutdown = shutdown_on_signals()?;
             if !options.addr.ip().is_loopback() {
                 eprintln!(
-                    "silt: WARNING: serving on {} with no authentication: anyone who can reach this \
-                     port can read files through sieve_grep and sieve_verify and write the ledger; \
-                     put an authenticating proxy in front or bind 127.0.0.1",
+                    "silt: WARNING: serving on {} over plain HTTP: the token crosses the network \
+                     in clear; put a TLS proxy in front or bind 127.0.0.1",
                     options.addr
                 );
             }
+            eprintln!(
+                "silt: callers send `Authorization: Bearer <token>`; the token is in {} \
+                 (`silt http-token` prints it); file tools read under {} root(s)",
+                options.token.path.display(),
+                options.roots.len()
+            );
             let server = BoundServer::bind(options).await?;
             // the line a launcher or a test waits for; the port is the real
             // one when 0 was asked for
@@ -89,6 +104,8 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => silt::cli::bench::run(&app, args).await,
         Command::BenchEmbed(args) => silt::cli::bench_embed::run(&app, args).await,
         Command::BenchSieve(args) => silt::cli::bench_sieve::run(args).await,
-        Command::BenchHttp(_) => unreachable!("handled before the app opens"),
+        Command::BenchHttp(_) | Command::HttpToken(_) => {
+            unreachable!("handled before the app opens")
+        }
     }
 }

@@ -147,7 +147,7 @@ fn demo_consolidates_ten_lessons_into_six() {
     );
     assert_eq!(
         out["sleep"],
-        serde_json::json!({"merged": 0, "contradictions_resolved": 1, "generalized": 1})
+        serde_json::json!({"merged": 0, "contradictions_resolved": 1, "generalized": 1, "held_for_review": 0})
     );
     assert_eq!(out["after"]["active"], 6);
     let parent = out["after"]["entries"]

@@ -231,6 +231,7 @@ pub mod http {
 
     use rmcp::ServiceExt;
     use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     use tokio::io::{AsyncBufReadExt, BufReader};
 
     /// A running `silt serve --http`, killed when dropped.
@@ -240,6 +241,8 @@ pub mod http {
         pub url: String,
         /// What the server wrote to stderr so far.
         pub log: Arc<Mutex<String>>,
+        /// The owner's token, which every request must carry.
+        pub token: String,
     }
 
     impl Served {
@@ -249,10 +252,15 @@ pub mod http {
                 .trim_start_matches("http://")
                 .trim_end_matches("/mcp")
         }
+
+        /// An MCP client of this server, sending its token.
+        pub async fn client(&self) -> super::mcp::Client {
+            connect(&self.url, &self.token).await
+        }
     }
 
     /// Starts `silt serve --http --port 0` with its config (`config`,
-    /// written to `home/silt.toml`), caches, plugins and ledger under
+    /// written to `home/silt.toml`), caches, plugins, token and ledger under
     /// `home`, in `home` as its working folder; waits for the line that
     /// names its address.
     pub async fn serve_http(home: &Path, config: &str, env: &[(&str, &str)]) -> Served {
@@ -260,6 +268,7 @@ pub mod http {
         let mut cmd = tokio::process::Command::new(super::silt_binary());
         cmd.args(["serve", "--http", "--port", "0"])
             .current_dir(home)
+            .env("SILT_HTTP_TOKEN_FILE", home.join("http-token"))
             .env("SILT_CACHE_DIR", home.join("cache"))
             .env("SILT_PLUGIN_PATH", home.join("plugins"))
             .env("SILT_CONFIG", home.join("silt.toml"))
@@ -274,8 +283,16 @@ pub mod http {
     }
 
     /// Starts `cmd` (a `silt serve --http`, directly or through the
-    /// launcher) and waits for the line that names its address.
+    /// launcher, with `$SILT_HTTP_TOKEN_FILE` set) and waits for the line
+    /// that names its address; then reads the token the server made.
     pub async fn start(mut cmd: tokio::process::Command) -> Served {
+        let token_file = cmd
+            .as_std()
+            .get_envs()
+            .find(|(k, _)| *k == "SILT_HTTP_TOKEN_FILE")
+            .and_then(|(_, v)| v)
+            .map(std::path::PathBuf::from)
+            .expect("tests set SILT_HTTP_TOKEN_FILE");
         cmd.stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -304,12 +321,23 @@ pub mod http {
                 tail.lock().unwrap().push_str(&format!("{line}\n"));
             }
         });
-        Served { child, url, log }
+        let token = std::fs::read_to_string(&token_file)
+            .expect("the server made its token file")
+            .trim()
+            .to_string();
+        Served {
+            child,
+            url,
+            log,
+            token,
+        }
     }
 
-    /// An MCP client of the served URL.
-    pub async fn connect(url: &str) -> super::mcp::Client {
-        ().serve(StreamableHttpClientTransport::from_uri(url.to_string()))
+    /// An MCP client of `url`, authenticating with `token`.
+    pub async fn connect(url: &str, token: &str) -> super::mcp::Client {
+        let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+            .auth_header(token.to_string());
+        ().serve(StreamableHttpClientTransport::from_config(config))
             .await
             .expect("connecting over streamable HTTP")
     }

@@ -49,7 +49,7 @@ fn demo_with_the_embedding_judge_ends_with_four_active() {
     // are each one lesson (an abstracted parent over three)
     assert_eq!(
         report["sleep"],
-        json!({"merged": 0, "contradictions_resolved": 1, "generalized": 2})
+        json!({"merged": 0, "contradictions_resolved": 1, "generalized": 2, "held_for_review": 0})
     );
     let parents: Vec<&Value> = report["after"]["entries"]
         .as_array()

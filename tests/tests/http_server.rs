@@ -1,7 +1,8 @@
 //! The shared server: `silt serve --http` as agents use it — streamable
 //! HTTP on loopback, refusing foreign `Host` and `Origin` headers, absolute
-//! paths only, many clients on one ledger, a hung plugin stalling no one,
-//! and a clean stop on SIGTERM.
+//! paths only, the owner's token on every call, files only under the
+//! owner's roots, many clients on one ledger, a hung plugin stalling no
+//! one, a hostile page crashing nothing, and a clean stop on SIGTERM.
 
 use std::time::Duration;
 
@@ -12,10 +13,14 @@ use silt_e2e::mcp::{call, json_of, text_of};
 
 const LEXICAL: &str = "judge = \"lexical\"\n";
 
-/// An `initialize` POSTed by hand with `headers`; the response status.
+/// An `initialize` POSTed by hand with `headers` (and the owner's token
+/// unless they carry an `authorization` of their own); the response status.
 async fn initialize(served: &Served, headers: &[(&str, &str)]) -> u16 {
-    let mut req = reqwest::Client::new()
-        .post(&served.url)
+    let mut req = reqwest::Client::new().post(&served.url);
+    if !headers.iter().any(|(k, _)| *k == "authorization") {
+        req = req.bearer_auth(&served.token);
+    }
+    let req = req
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .body(
@@ -24,6 +29,7 @@ async fn initialize(served: &Served, headers: &[(&str, &str)]) -> u16 {
                 "clientInfo": {"name": "test", "version": "0"}}})
             .to_string(),
         );
+    let mut req = req;
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
@@ -62,7 +68,10 @@ async fn foreign_host_and_origin_headers_are_refused() {
         );
     }
     // other paths are not the endpoint
-    let other = reqwest::get(served.url.replace("/mcp", "/other"))
+    let other = reqwest::Client::new()
+        .get(served.url.replace("/mcp", "/other"))
+        .bearer_auth(&served.token)
+        .send()
         .await
         .unwrap();
     assert_eq!(other.status().as_u16(), 404);
@@ -75,8 +84,12 @@ async fn grep_and_verify_take_only_absolute_paths_over_http() {
     std::fs::create_dir_all(&repo).unwrap();
     std::fs::write(repo.join("retry.rs"), "fn retry_delay() {}\n").unwrap();
     std::fs::write(repo.join("notes.md"), "The client retries with backoff.\n").unwrap();
-    let served = serve_http(home.path(), LEXICAL, &[]).await;
-    let client = connect(&served.url).await;
+    let config = format!(
+        "{LEXICAL}[server]\nroots = [{:?}]\n",
+        repo.display().to_string()
+    );
+    let served = serve_http(home.path(), &config, &[]).await;
+    let client = served.client().await;
 
     // relative to the server's folder, "repo" exists: it is still refused
     let relative = call(
@@ -138,12 +151,12 @@ async fn grep_and_verify_take_only_absolute_paths_over_http() {
 async fn sixty_four_concurrent_clients_share_one_ledger() {
     let home = tempfile::tempdir().unwrap();
     let served = serve_http(home.path(), LEXICAL, &[]).await;
-    let url = served.url.clone();
+    let (url, token) = (served.url.clone(), served.token.clone());
     let mut tasks = Vec::new();
     for i in 0..64 {
-        let url = url.clone();
+        let (url, token) = (url.clone(), token.clone());
         tasks.push(tokio::spawn(async move {
-            let client = connect(&url).await;
+            let client = connect(&url, &token).await;
             let when = format!("deploying service number{i} to staging");
             let captured = json_of(
                 &call(
@@ -185,7 +198,7 @@ async fn sixty_four_concurrent_clients_share_one_ledger() {
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), 64, "every capture got its own lesson");
-    let client = connect(&url).await;
+    let client = connect(&url, &token).await;
     let stats = json_of(&call(&client, "sediment_stats", json!({"telemetry": true})).await);
     assert_eq!(
         stats["telemetry"]["events"]["captured"], 64,
@@ -207,9 +220,9 @@ async fn a_hung_plugin_does_not_stall_other_callers() {
         "memory_mib = 64\ncpu_ms = 20000\nwall_ms = 30000\noutput_kib = 64",
     );
     let served = serve_http(home.path(), LEXICAL, &[]).await;
-    let hung_url = served.url.clone();
+    let (hung_url, token) = (served.url.clone(), served.token.clone());
     let hung = tokio::spawn(async move {
-        let client = connect(&hung_url).await;
+        let client = connect(&hung_url, &token).await;
         let r = call(
             &client,
             "sieve_ask",
@@ -220,7 +233,7 @@ async fn a_hung_plugin_does_not_stall_other_callers() {
     });
     // give the spinning call a head start
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let client = connect(&served.url).await;
+    let client = served.client().await;
     for _ in 0..8 {
         let asked = json_of(
             &call(
@@ -246,7 +259,7 @@ async fn a_hung_plugin_does_not_stall_other_callers() {
 async fn sigterm_stops_the_server_cleanly() {
     let home = tempfile::tempdir().unwrap();
     let mut served = serve_http(home.path(), LEXICAL, &[]).await;
-    let client = connect(&served.url).await;
+    let client = served.client().await;
     let stats: Value = json_of(&call(&client, "sediment_stats", json!({})).await);
     assert_eq!(stats["ok"], true);
     let pid = served.child.id().unwrap();
@@ -301,13 +314,172 @@ async fn the_launcher_sources_the_env_file() {
         .env("SILT_CACHE_DIR", home.path().join("cache"))
         .env("SILT_PLUGIN_PATH", home.path().join("plugins"))
         .env("SILT_HTTP_PORT", "1")
+        .env("SILT_HTTP_TOKEN_FILE", home.path().join("http-token"))
         .env_remove("SILT_LEDGER_PATH");
     let served = start(cmd).await;
     assert_eq!(served.url, format!("http://127.0.0.1:{port}/mcp"));
-    let client = connect(&served.url).await;
+    let client = served.client().await;
     let stats = json_of(&call(&client, "sediment_stats", json!({})).await);
     assert_eq!(
         stats["path"],
         home.path().join("from-env.db").display().to_string()
     );
+}
+
+/// Loopback is open to every user of the machine: a call without the
+/// owner's token (or with a wrong one) is refused before it reaches MCP,
+/// and another user cannot read the token.
+#[tokio::test(flavor = "multi_thread")]
+async fn calls_without_the_owners_token_are_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let served = serve_http(home.path(), LEXICAL, &[]).await;
+    let wrong = format!("Bearer {}", "0".repeat(served.token.len()));
+    let cases: [(&[(&str, &str)], u16); 4] = [
+        (&[], 200),
+        (&[("authorization", "")], 401),
+        (&[("authorization", &wrong)], 401),
+        (&[("authorization", &served.token)], 401),
+    ];
+    for (headers, want) in cases {
+        assert_eq!(initialize(&served, headers).await, want, "{headers:?}");
+    }
+    // the refusal says what to send, as JSON, and never leaks the token
+    let refused = reqwest::Client::new()
+        .post(&served.url)
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 401);
+    assert!(refused.headers().contains_key("www-authenticate"));
+    let body: Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+    assert_eq!(body["error"]["code"], "unauthorized", "{body}");
+    assert!(
+        body["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("http-token"),
+        "{body}"
+    );
+    assert!(!body.to_string().contains(&served.token));
+    // every path, not only the endpoint
+    let other = reqwest::get(served.url.replace("/mcp", "/other"))
+        .await
+        .unwrap();
+    assert_eq!(other.status().as_u16(), 401);
+
+    // the token file is the owner's alone
+    use std::os::unix::fs::MetadataExt;
+    let token_file = home.path().join("http-token");
+    assert_eq!(
+        std::fs::metadata(&token_file).unwrap().mode() & 0o777,
+        0o600
+    );
+    // SAFETY: geteuid has no preconditions
+    if unsafe { libc::geteuid() } == 0 {
+        // as uid nobody, the token cannot be read
+        let as_nobody = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "cat"])
+            .arg(&token_file)
+            .output()
+            .expect("setpriv (util-linux) runs");
+        assert!(!as_nobody.status.success(), "nobody read the token");
+        assert!(
+            String::from_utf8_lossy(&as_nobody.stderr).contains("Permission denied"),
+            "{as_nobody:?}"
+        );
+    } else {
+        eprintln!(
+            "NOTE: not root, so the read as another uid was not tried; mode 0600 was checked"
+        );
+    }
+}
+
+/// Over HTTP the server reads only under the roots its owner lists: none
+/// listed refuses every file tool; a folder outside them, or `/` as a base,
+/// is refused with the rule named.
+#[tokio::test(flavor = "multi_thread")]
+async fn files_outside_the_owners_roots_are_refused_over_http() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = home.path().join("repo");
+    let private = home.path().join("private");
+    for dir in [&repo, &private] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("notes.md"), "The client retries with backoff.\n").unwrap();
+    }
+    let grep =
+        |path: &std::path::Path| json!({"question": "retry", "path": path.display().to_string()});
+    let verify = |base: &str, locator: &str| {
+        json!({"base_path": base, "records": [{"claim": "The client retries with backoff",
+               "citations": [{"locator": locator}]}]})
+    };
+
+    // no roots: nothing can be read
+    let served = serve_http(home.path(), LEXICAL, &[]).await;
+    let client = served.client().await;
+    let refused = call(&client, "sieve_grep", grep(&repo)).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text_of(&refused).contains("roots"), "{refused:?}");
+    drop(client);
+    drop(served);
+
+    let config = format!(
+        "{LEXICAL}[server]\nroots = [{:?}]\n",
+        repo.display().to_string()
+    );
+    let served = serve_http(home.path(), &config, &[]).await;
+    let client = served.client().await;
+    let inside = call(&client, "sieve_grep", grep(&repo)).await;
+    assert_ne!(inside.is_error, Some(true), "{inside:?}");
+    for (tool, args) in [
+        ("sieve_grep", grep(&private)),
+        ("sieve_grep", grep(&repo.join(".."))),
+        ("sieve_verify", verify("/", "/etc/passwd")),
+        (
+            "sieve_verify",
+            verify(&private.display().to_string(), "notes.md"),
+        ),
+    ] {
+        let r = call(&client, tool, args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
+        assert!(text_of(&r).contains("[server] roots"), "{r:?}");
+    }
+    // a locator cannot climb out of an allowed base either
+    let out = json_of(
+        &call(
+            &client,
+            "sieve_verify",
+            verify(&repo.display().to_string(), "../private/notes.md"),
+        )
+        .await,
+    );
+    assert_ne!(out["results"][0]["verdict"], "supports_fully", "{out:#}");
+    assert!(out.to_string().contains("outside the base path"), "{out:#}");
+}
+
+/// A cited page of deeply nested elements once overflowed the stack of the
+/// plugin's fiber and killed the shared server for everyone: now the call
+/// answers and the server goes on serving.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deeply_nested_page_crashes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = home.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let mut page = String::from("<!doctype html><html><body>");
+    page.push_str(&"<div>".repeat(100_000));
+    page.push_str("The client retries with backoff.");
+    std::fs::write(repo.join("deep.html"), page).unwrap();
+    let config = format!(
+        "{LEXICAL}[server]\nroots = [{:?}]\n",
+        repo.display().to_string()
+    );
+    let served = serve_http(home.path(), &config, &[]).await;
+    let client = served.client().await;
+    let args = json!({"base_path": repo.display().to_string(), "records": [{
+        "claim": "The client retries with backoff", "citations": [{"locator": "deep.html"}]}]});
+    let out = json_of(&call(&client, "sieve_verify", args).await);
+    assert_eq!(out["results"][0]["verdict"], "supports_fully", "{out:#}");
+    // the same server, still up
+    let stats = json_of(&call(&client, "sediment_stats", json!({})).await);
+    assert_eq!(stats["ok"], true, "{stats:#}");
 }

@@ -59,6 +59,7 @@ async fn the_nine_tools_and_their_errors() {
         ("sediment_review_candidates", true),
         ("sediment_apply_judgments", false),
         ("sediment_stats", true),
+        ("sediment_undo", false),
     ] {
         let t = tools
             .iter()
@@ -297,5 +298,73 @@ async fn sleep_reports_progress_as_it_judges_pairs() {
         seen.windows(2).all(|w| w[0].progress <= w[1].progress),
         "{seen:?}"
     );
+    client.cancel().await.unwrap();
+}
+
+/// A merge made by sleep is listed with its log number and taken back by
+/// `sediment_undo`: both lessons active again, as they were, and the undo
+/// logged; a second undo of the same step is refused and changes nothing.
+#[tokio::test]
+async fn a_merge_is_undone_from_the_log() {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(silt_binary());
+    cmd.arg("serve")
+        .env("SILT_CACHE_DIR", home.path().join("cache"))
+        .env("SILT_LEDGER_PATH", home.path().join("ledger.db"))
+        .env("SILT_SLEEP_PRESSURE", "0")
+        .env("SILT_CONFIG", home.path().join("silt.toml"));
+    std::fs::write(home.path().join("silt.toml"), "").unwrap();
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let (_, a) = call(&client, "sediment_capture", json!({"when": "writing a SQL migration", "prefer": "wrap it in a transaction", "feedback": "positive"})).await;
+    let (_, b) = call(&client, "sediment_capture", json!({"when": "writing an SQL migration", "prefer": "wrap the migration in a transaction"})).await;
+    let before = |v: &Value| v["captured"].clone();
+    let (a, b) = (before(&a), before(&b));
+
+    let (ok, slept) = call(&client, "sediment_sleep", json!({})).await;
+    assert!(ok, "{slept}");
+    assert_eq!(slept["merged"], 1, "{slept}");
+    let step = &slept["undoable"][0];
+    assert_eq!(step["kind"], "merged", "{slept}");
+    let event = step["event"].as_i64().unwrap();
+    let (_, stats) = call(&client, "sediment_stats", json!({})).await;
+    assert_eq!(stats["active"], 1, "{stats}");
+
+    let (ok, undone) = call(&client, "sediment_undo", json!({"event": event})).await;
+    assert!(ok, "{undone}");
+    assert_eq!(undone["partial"], false);
+    let (_, stats) = call(&client, "sediment_stats", json!({})).await;
+    assert_eq!(stats["active"], 2, "{stats}");
+    for original in [&a, &b] {
+        let now = stats["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == original["id"])
+            .unwrap();
+        for field in [
+            "when",
+            "prefer",
+            "confidence",
+            "hit_count",
+            "confirm_count",
+            "status",
+        ] {
+            assert_eq!(now[field], original[field], "{field}: {now} vs {original}");
+        }
+    }
+    let (ok, again) = call(&client, "sediment_undo", json!({"event": event})).await;
+    assert!(!ok);
+    assert!(
+        again["error"].as_str().unwrap().contains("already undone"),
+        "{again}"
+    );
+    let (ok, missing) = call(&client, "sediment_undo", json!({"event": 9999})).await;
+    assert!(!ok);
+    assert!(
+        missing["error"].as_str().unwrap().contains("no event 9999"),
+        "{missing}"
+    );
+    let (_, stats) = call(&client, "sediment_stats", json!({"telemetry": true})).await;
+    assert_eq!(stats["telemetry"]["events"]["undone"], 1, "{stats}");
     client.cancel().await.unwrap();
 }

@@ -66,6 +66,7 @@ fn demo(now: f64) -> Result<Value, String> {
             merged: sleep.merged as usize,
             contradictions_resolved: sleep.contradictions_resolved as usize,
             generalized: sleep.generalized as usize,
+            held_for_review: sleep.held_for_review as usize,
         },
         &core_entries(&after),
         &events,

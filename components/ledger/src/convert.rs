@@ -38,20 +38,12 @@ pub fn judgment_in(j: Judgment) -> ops::Judgment {
     }
 }
 
-/// The relations in the order `relate` reports them.
-const RELATIONS: [core::relate::Verdict; 4] = [
-    core::relate::Verdict::Merge,
-    core::relate::Verdict::Contradict,
-    core::relate::Verdict::Sibling,
-    core::relate::Verdict::Distinct,
-];
-
-/// Validates the judge's distributions like any choose answer and takes
-/// each one's most probable relation.
-pub fn verdicts(
+/// Validates the judge's distributions like any choose answer; each is
+/// one relation's probabilities (merge, contradict, sibling, distinct).
+pub fn relations(
     answers: &[Distribution],
     pairs: usize,
-) -> Result<Vec<core::relate::Verdict>, String> {
+) -> Result<Vec<core::relate::Relation>, String> {
     if answers.len() != pairs {
         return Err(format!(
             "the judge related {} pairs of {}",
@@ -78,11 +70,8 @@ pub fn verdicts(
             };
             silt_core::validate::validate_answer(&space, &answer)
                 .map_err(|e| format!("the judge's relation for pair {i} was refused: {e}"))?;
-            let best = d.pick.map(|p| p as usize).unwrap_or_else(|| {
-                let p = &d.probabilities;
-                (0..p.len()).fold(0, |b, j| if p[j] > p[b] { j } else { b })
-            });
-            Ok(RELATIONS[best])
+            let p = &d.probabilities;
+            Ok([p[0], p[1], p[2], p[3]])
         })
         .collect()
 }

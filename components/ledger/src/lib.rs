@@ -23,14 +23,14 @@ use silt_core::ledger::{self as core, ops};
 /// Lesson pairs sent to the judge per call.
 const RELATE_BATCH: usize = 256;
 
-/// The imported judge's `relate`, validated and reduced to verdicts.
+/// The imported judge's `relate`, validated.
 struct ImportedRelations;
 
 impl core::relate::RelationJudge for ImportedRelations {
     fn relate(
         &mut self,
         pairs: &[(core::relate::Lesson<'_>, core::relate::Lesson<'_>)],
-    ) -> Result<Vec<core::relate::Verdict>, String> {
+    ) -> Result<Vec<core::relate::Relation>, String> {
         use silt::judge::relate::{Lesson, LessonPair};
         let lesson = |l: &core::relate::Lesson<'_>| Lesson {
             when: l.when.to_string(),
@@ -43,14 +43,14 @@ impl core::relate::RelationJudge for ImportedRelations {
                 b: lesson(b),
             })
             .collect();
-        let mut verdicts = Vec::with_capacity(pairs.len());
+        let mut relations = Vec::with_capacity(pairs.len());
         // bounded batches keep each answer well under a judge's output cap
         for batch in pairs.chunks(RELATE_BATCH) {
             let answers = silt::judge::relate::relate(batch)
                 .map_err(|e| format!("the judge could not relate lessons: {e:?}"))?;
-            verdicts.extend(convert::verdicts(&answers, batch.len())?);
+            relations.extend(convert::relations(&answers, batch.len())?);
         }
-        Ok(verdicts)
+        Ok(relations)
     }
 }
 
@@ -352,6 +352,7 @@ impl GuestLedger for LedgerResource {
             merged: report.merged as u32,
             contradictions_resolved: report.contradictions_resolved as u32,
             generalized: report.generalized as u32,
+            held_for_review: report.held_for_review as u32,
         };
         Ok((r, change))
     }

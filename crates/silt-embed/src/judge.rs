@@ -134,10 +134,17 @@ impl EmbeddingJudge {
     ///
     /// ```text
     /// merge      = t (1 - n) a
-    /// contradict = t (n + (1 - n)(1 - a))
+    /// contradict = t n a
     /// sibling    = (1 - t) r (1 - n) a
     /// distinct   = the rest
     /// ```
+    ///
+    /// A contradiction needs the same situation and the same action with
+    /// its polarity flipped ("inject CoT" / "do not inject CoT"). Actions
+    /// that merely differ ("run the tests first" / "update the changelog")
+    /// may well both hold, and cosines cannot tell incompatible from
+    /// compatible, so they are distinct: sleep never retires a lesson on
+    /// a difference this judge cannot read.
     pub fn relate(
         &mut self,
         pairs: &[(LessonText<'_>, LessonText<'_>)],
@@ -158,7 +165,7 @@ impl EmbeddingJudge {
                 let a = c.related.p(ca);
                 let n = f64::from(u8::from(negated(x.1) != negated(y.1)));
                 let merge = t * (1.0 - n) * a;
-                let contradict = t * (n + (1.0 - n) * (1.0 - a));
+                let contradict = t * n * a;
                 let sibling = (1.0 - t) * r * (1.0 - n) * a;
                 let distinct = (1.0 - merge - contradict - sibling).max(0.0);
                 [merge, contradict, sibling, distinct]

@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -33,8 +34,14 @@ pub struct BenchHttpArgs {
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
-/// The server child and its URL.
-async fn start_server(dir: &std::path::Path) -> Result<(tokio::process::Child, String)> {
+/// Where the benchmarked server listens and the token it wants.
+struct Target {
+    url: String,
+    token: String,
+}
+
+/// The server child and how to reach it.
+async fn start_server(dir: &std::path::Path) -> Result<(tokio::process::Child, Target)> {
     std::fs::write(dir.join("silt.toml"), "judge = \"lexical\"\n")?;
     let mut child = tokio::process::Command::new(std::env::current_exe()?)
         .args(["serve", "--http", "--port", "0"])
@@ -42,6 +49,7 @@ async fn start_server(dir: &std::path::Path) -> Result<(tokio::process::Child, S
         .env("SILT_CONFIG", dir.join("silt.toml"))
         .env("SILT_CACHE_DIR", dir.join("cache"))
         .env("SILT_LEDGER_PATH", dir.join("ledger.db"))
+        .env("SILT_HTTP_TOKEN_FILE", dir.join("http-token"))
         .env_remove("SILT_HTTP_PORT")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -55,15 +63,21 @@ async fn start_server(dir: &std::path::Path) -> Result<(tokio::process::Child, S
             let url = url.to_string();
             // drain the rest so the server never blocks on the pipe
             tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-            return Ok((child, url));
+            let token = std::fs::read_to_string(dir.join("http-token"))
+                .context("the server made no token file")?
+                .trim()
+                .to_string();
+            return Ok((child, Target { url, token }));
         }
     }
     bail!("`silt serve --http` exited before it served")
 }
 
-async fn connect(url: &str) -> Result<Client> {
+async fn connect(target: &Target) -> Result<Client> {
+    let config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
+        .auth_header(target.token.clone());
     Ok(
-        ().serve(StreamableHttpClientTransport::from_uri(url.to_string()))
+        ().serve(StreamableHttpClientTransport::from_config(config))
             .await?,
     )
 }
@@ -123,10 +137,10 @@ struct Level {
     p99_ms: f64,
 }
 
-async fn run_level(url: &str, clients: usize, seconds: u64) -> Result<Level> {
+async fn run_level(target: &Target, clients: usize, seconds: u64) -> Result<Level> {
     let mut connected = Vec::with_capacity(clients);
     for _ in 0..clients {
-        connected.push(connect(url).await?);
+        connected.push(connect(target).await?);
     }
     let errors = Arc::new(AtomicU64::new(0));
     let captures = Arc::new(AtomicU64::new(0));
@@ -181,11 +195,11 @@ async fn run_level(url: &str, clients: usize, seconds: u64) -> Result<Level> {
 
 pub async fn run(args: BenchHttpArgs) -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let (mut server, url) = start_server(dir.path()).await?;
+    let (mut server, target) = start_server(dir.path()).await?;
     let mut levels = Vec::new();
     let mut captured = 0;
     for &n in &args.clients {
-        let level = run_level(&url, n.max(1), args.seconds).await?;
+        let level = run_level(&target, n.max(1), args.seconds).await?;
         captured += level.captures;
         if !args.json {
             println!(
@@ -201,7 +215,7 @@ pub async fn run(args: BenchHttpArgs) -> Result<()> {
     }
     // every capture the server acknowledged is in the ledger's log (the
     // lesson count can be higher: a scheduled sleep pass adds parents)
-    let client = connect(&url).await?;
+    let client = connect(&target).await?;
     let stats = call(&client, "sediment_stats", json!({"telemetry": true})).await?;
     let stored = stats["telemetry"]["events"]["captured"]
         .as_u64()

@@ -81,6 +81,7 @@ pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
             merged: sleep.merged as usize,
             contradictions_resolved: sleep.contradictions_resolved as usize,
             generalized: sleep.generalized as usize,
+            held_for_review: sleep.held_for_review as usize,
         };
         let events: Vec<_> = change.events.iter().map(event_from_wit).collect();
         let out = silt_core::ledger::demo::report(

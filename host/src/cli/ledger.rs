@@ -78,6 +78,9 @@ pub enum LedgerCommand {
         #[arg(long, default_value_t = 50)]
         limit: u32,
     },
+    /// Take back a merge or a resolved contradiction by its event number
+    /// (`seq` in `silt ledger history`).
+    Undo { event: i64 },
     /// The event log, for one entry or all.
     History {
         id: Option<String>,
@@ -267,8 +270,12 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
             let v = tool(tools.sleep(args(json!({"judge": judge}))).await)?;
             print(j, v, |v| {
                 format!(
-                    "{} merged, {} contradictions resolved, {} abstracted",
-                    v["merged"], v["contradictions_resolved"], v["generalized"]
+                    "{} merged, {} contradictions resolved, {} abstracted, {} held for review \
+                     (the judge was not sure enough to retire a lesson: `silt ledger review`)",
+                    v["merged"],
+                    v["contradictions_resolved"],
+                    v["generalized"],
+                    v["held_for_review"]
                 )
             })
         }
@@ -325,6 +332,21 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
                     v["total"],
                     v["active"],
                     lines(&v["entries"])
+                )
+            })
+        }
+        LedgerCommand::Undo { event } => {
+            let v = tool(tools.undo(args(json!({"event": event}))).await)?;
+            print(j, v, |v| {
+                let partial = if v["partial"] == true {
+                    " (the surviving lesson changed since: only what the step gave it was taken back)"
+                } else {
+                    ""
+                };
+                format!(
+                    "undid event {}{partial}; restored:\n{}",
+                    v["undone"],
+                    lines(&v["restored"])
                 )
             })
         }

@@ -66,9 +66,19 @@ pub enum Command {
     BenchSieve(bench_sieve::BenchSieveArgs),
     /// Load the shared HTTP server with concurrent clients: throughput and p50/p99 latency.
     BenchHttp(bench_http::BenchHttpArgs),
+    /// Print the shared HTTP server's token (creating it, 0600, if missing),
+    /// for an MCP client's `Authorization: Bearer` header.
+    HttpToken(HttpTokenArgs),
     /// The PDF reader's child process (run by silt itself under limits).
     #[command(hide = true)]
     PdfText(PdfTextArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HttpTokenArgs {
+    /// Print the token file's path instead of the token.
+    #[arg(long)]
+    pub path: bool,
 }
 
 #[derive(Debug, clap::Args)]

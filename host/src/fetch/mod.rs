@@ -73,7 +73,12 @@ impl SourceFetcher {
                 .await
                 .map_err(|e| format!("{locator}: {e}"))?
         } else if content_type.contains("html") || looks_like_html(&bytes) {
-            html::to_text(&String::from_utf8_lossy(&bytes))
+            // off the async threads (and the plugin's fiber): a large page
+            // is a few ms of CPU per megabyte
+            let page = String::from_utf8_lossy(&bytes).into_owned();
+            tokio::task::spawn_blocking(move || html::to_text(&page))
+                .await
+                .map_err(|e| format!("{locator}: HTML to text failed ({e})"))?
         } else {
             String::from_utf8_lossy(&bytes).into_owned()
         };

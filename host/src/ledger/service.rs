@@ -9,8 +9,8 @@ use silt_core::ledger::events::Event;
 
 use super::store::Store;
 use crate::bindings::ledger_engine::silt::ledger::types::{
-    ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, Redundancy,
-    SleepReport,
+    ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, Params,
+    Redundancy, SleepReport,
 };
 use crate::runtime::ledger::{LedgerSession, default_params};
 use crate::runtime::{CallError, Runtime};
@@ -20,6 +20,8 @@ use crate::tools::sediment::{entry_from_wit, entry_to_wit, event_from_wit};
 pub struct LedgerService {
     runtime: Arc<Runtime>,
     judge: String,
+    /// The engine's tunables (the destructive margin from silt.toml).
+    params: Params,
     pub store: Store,
     session: Option<LedgerSession>,
     /// The store version the engine instance has seen.
@@ -32,10 +34,17 @@ impl LedgerService {
         Ok(LedgerService {
             runtime,
             judge: judge.to_string(),
+            params: default_params(),
             store: Store::open(path)?,
             session: None,
             seen: i64::MIN,
         })
+    }
+
+    /// Runs the engine with `params` from now on (a new engine instance).
+    pub fn set_params(&mut self, params: Params) {
+        self.params = params;
+        self.session = None;
     }
 
     /// Makes later sleep passes ask `judge` (a new engine instance).
@@ -50,11 +59,7 @@ impl LedgerService {
     /// everything, a warm one only what changed).
     async fn sync(&mut self) -> Result<(), CallError> {
         if self.session.as_ref().is_none_or(LedgerSession::poisoned) {
-            self.session = Some(
-                self.runtime
-                    .open_ledger(&self.judge, &default_params())
-                    .await?,
-            );
+            self.session = Some(self.runtime.open_ledger(&self.judge, &self.params).await?);
             self.seen = i64::MIN;
         }
         let version = self.store.version()?;
@@ -219,6 +224,36 @@ impl LedgerService {
     pub async fn review_candidates(&mut self) -> Result<Vec<Candidate>, CallError> {
         self.read().await?;
         self.session_mut().review_candidates().await
+    }
+
+    /// Takes back merge or resolution `seq` from the log: the retired
+    /// lesson is active again and the survivor as it was (or, when it
+    /// changed since, without what the step gave it). Needs no judge, so
+    /// the engine is not involved; it syncs the rows on its next call.
+    pub fn undo(&mut self, seq: i64, now: f64) -> Result<silt_core::ledger::undo::Undo, CallError> {
+        self.store.begin_write()?;
+        let outcome = (|| -> Result<_, CallError> {
+            let stored = self.store.event(seq)?.ok_or_else(|| {
+                CallError::InvalidRequest(format!(
+                    "no event {seq} in this ledger; `silt ledger history` lists them"
+                ))
+            })?;
+            let event = &stored.event;
+            let mut current = Vec::new();
+            for id in std::iter::once(&event.id).chain(&event.others) {
+                current.extend(self.store.get(id)?);
+            }
+            let changed = self.store.touched_after(seq, &event.id)?;
+            let undo = silt_core::ledger::undo::undo(seq, event, &current, changed, now)
+                .map_err(CallError::InvalidRequest)?;
+            self.store
+                .commit(&undo.entries, std::slice::from_ref(&undo.event))?;
+            Ok(undo)
+        })();
+        if outcome.is_err() {
+            self.store.rollback();
+        }
+        outcome
     }
 
     pub async fn stats(

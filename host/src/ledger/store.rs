@@ -18,6 +18,8 @@ const SCHEMA: &str = "silt-ledger/1";
 pub struct Store {
     conn: Connection,
     in_tx: bool,
+    /// The log numbers of the events the last commit wrote, in order.
+    last_event_seqs: Vec<i64>,
 }
 
 /// An event as stored, with its sequence number.
@@ -26,6 +28,49 @@ pub struct StoredEvent {
     pub seq: i64,
     #[serde(flatten)]
     pub event: Event,
+}
+
+/// An `events` row (with its undo record, if selected) as SQLite gives it.
+struct EventRow {
+    seq: i64,
+    at: f64,
+    kind: String,
+    id: String,
+    others: String,
+    reason: String,
+    before: Option<String>,
+}
+
+impl EventRow {
+    /// Columns: seq, at, kind, id, others, reason, before.
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<EventRow> {
+        Ok(EventRow {
+            seq: r.get(0)?,
+            at: r.get(1)?,
+            kind: r.get(2)?,
+            id: r.get(3)?,
+            others: r.get(4)?,
+            reason: r.get(5)?,
+            before: r.get(6)?,
+        })
+    }
+
+    fn into_stored(self) -> Result<StoredEvent> {
+        let seq = self.seq;
+        let event = Event {
+            at: self.at,
+            kind: serde_json::from_value(serde_json::Value::String(self.kind))?,
+            id: self.id,
+            others: serde_json::from_str(&self.others)?,
+            reason: self.reason,
+            before: match self.before {
+                Some(b) => serde_json::from_str(&b)
+                    .with_context(|| format!("the undo record of event {seq} is unreadable"))?,
+                None => Vec::new(),
+            },
+        };
+        Ok(StoredEvent { seq, event })
+    }
 }
 
 impl Store {
@@ -74,11 +119,17 @@ impl Store {
                  at REAL NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL,
                  others TEXT NOT NULL, reason TEXT NOT NULL);
              CREATE INDEX IF NOT EXISTS events_id ON events(id);
+             CREATE TABLE IF NOT EXISTS undo (
+                 seq INTEGER PRIMARY KEY, before TEXT NOT NULL);
              INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA}');
              INSERT OR IGNORE INTO meta VALUES ('version', '0');
              COMMIT;"
         ))?;
-        Ok(Store { conn, in_tx: false })
+        Ok(Store {
+            conn,
+            in_tx: false,
+            last_event_seqs: Vec::new(),
+        })
     }
 
     /// The change counter: bumped by every committed write.
@@ -117,6 +168,7 @@ impl Store {
     pub fn commit(&mut self, entries: &[Entry], events: &[Event]) -> Result<i64> {
         anyhow::ensure!(self.in_tx, "commit without begin_write");
         let version = self.version()? + 1;
+        self.last_event_seqs.clear();
         {
             let mut put = self.conn.prepare_cached(
                 "INSERT INTO entries (id, body, version) VALUES (?1, ?2, ?3)
@@ -128,6 +180,9 @@ impl Store {
             let mut log = self.conn.prepare_cached(
                 "INSERT INTO events (at, kind, id, others, reason) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?;
+            let mut keep = self
+                .conn
+                .prepare_cached("INSERT INTO undo (seq, before) VALUES (?1, ?2)")?;
             for ev in events {
                 let kind = serde_json::to_value(ev.kind)?;
                 log.execute(params![
@@ -137,6 +192,11 @@ impl Store {
                     serde_json::to_string(&ev.others)?,
                     ev.reason
                 ])?;
+                let seq = self.conn.last_insert_rowid();
+                self.last_event_seqs.push(seq);
+                if !ev.before.is_empty() {
+                    keep.execute(params![seq, serde_json::to_string(&ev.before)?])?;
+                }
             }
         }
         self.conn.execute(
@@ -146,6 +206,11 @@ impl Store {
         self.conn.execute_batch("COMMIT")?;
         self.in_tx = false;
         Ok(version)
+    }
+
+    /// The log numbers of the events the last commit wrote, in order.
+    pub fn last_event_seqs(&self) -> &[i64] {
+        &self.last_event_seqs
     }
 
     /// Abandons the open write, if any.
@@ -214,36 +279,55 @@ impl Store {
     }
 
     /// The event log, oldest first; only events naming `id` when given.
+    /// The entries an event recorded for undo are left out (see [`Store::event`]).
     pub fn history(&self, id: Option<&str>, limit: usize) -> Result<Vec<StoredEvent>> {
         let mut stmt = self.conn.prepare(
-            "SELECT seq, at, kind, id, others, reason FROM events
+            "SELECT seq, at, kind, id, others, reason, NULL FROM events
              WHERE ?1 IS NULL OR id = ?1 OR others LIKE '%\"' || ?1 || '\"%'
              ORDER BY seq DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![id, limit as i64], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, f64>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, String>(5)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (seq, at, kind, id, others, reason) = row?;
-            let event = Event {
-                at,
-                kind: serde_json::from_value(serde_json::Value::String(kind))?,
-                id,
-                others: serde_json::from_str(&others)?,
-                reason,
-            };
-            out.push(StoredEvent { seq, event });
-        }
+        let rows = stmt.query_map(params![id, limit as i64], EventRow::read)?;
+        let mut out = rows
+            .map(|row| row?.into_stored())
+            .collect::<Result<Vec<_>>>()?;
         out.reverse();
         Ok(out)
+    }
+
+    /// Event `seq` with the entries it recorded as they were before it.
+    pub fn event(&self, seq: i64) -> Result<Option<StoredEvent>> {
+        self.conn
+            .query_row(
+                "SELECT e.seq, e.at, e.kind, e.id, e.others, e.reason, u.before
+                 FROM events e LEFT JOIN undo u ON u.seq = e.seq WHERE e.seq = ?1",
+                [seq],
+                EventRow::read,
+            )
+            .optional()?
+            .map(EventRow::into_stored)
+            .transpose()
+    }
+
+    /// Whether an event after `seq` names entry `id`.
+    pub fn touched_after(&self, seq: i64, id: &str) -> Result<bool> {
+        Ok(self.conn.query_row(
+            "SELECT EXISTS(SELECT 1 FROM events WHERE seq > ?1
+                 AND (id = ?2 OR others LIKE '%\"' || ?2 || '\"%'))",
+            params![seq, id],
+            |r| r.get::<_, bool>(0),
+        )?)
+    }
+
+    /// The stored entry `id`, if any.
+    pub fn get(&self, id: &str) -> Result<Option<Entry>> {
+        let body: Option<String> = self
+            .conn
+            .query_row("SELECT body FROM entries WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
+        body.map(|b| {
+            serde_json::from_str(&b).with_context(|| format!("a stored entry is unreadable: {b}"))
+        })
+        .transpose()
     }
 
     /// Counts of events by kind.

@@ -6,9 +6,12 @@
 //! re-initialising. Safe on loopback: it binds 127.0.0.1 unless told
 //! otherwise, and refuses requests whose `Host` or `Origin` is not a
 //! loopback name (DNS rebinding: a web page cannot reach it through a name
-//! it controls), with allow-lists for users behind a proxy.
+//! it controls), with allow-lists for users behind a proxy. Not open to
+//! other users of the machine: every request carries the owner's token
+//! ([`auth`]), and file tools read only under the roots the owner lists.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -17,6 +20,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::SiltServer;
+use super::auth::{Token, require_token};
 use crate::config::Config;
 use crate::runtime::Runtime;
 
@@ -40,6 +44,10 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// `Origin` values accepted besides loopback pages.
     pub allowed_origins: Vec<String>,
+    /// The secret every request must carry.
+    pub token: Token,
+    /// The folders file tools may read, canonical.
+    pub roots: Vec<PathBuf>,
 }
 
 impl HttpOptions {
@@ -65,10 +73,13 @@ impl HttpOptions {
             .server
             .bind
             .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        let token = Token::load_or_create(&config.token_file())?;
         Ok(HttpOptions {
             addr: SocketAddr::new(ip, port),
             allowed_hosts: config.server.allowed_hosts.clone(),
             allowed_origins: config.server.allowed_origins.clone(),
+            token,
+            roots: canonical_roots(&config.server.roots)?,
         })
     }
 
@@ -129,18 +140,44 @@ impl BoundServer {
     ) -> anyhow::Result<()> {
         // one server for every request: the ledger behind it is one handle,
         // whose lock orders concurrent writers
-        let server = SiltServer::new(runtime, config, None);
+        let server = SiltServer::new_http(runtime, config, self.options.roots.clone());
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::new(NeverSessionManager::default()),
             self.options.transport_config(&shutdown),
         );
-        let router = axum::Router::new().nest_service(ENDPOINT, service);
+        // the token guards every path, so nothing (not even a 404) answers
+        // a caller who is not the owner
+        let router = axum::Router::new().nest_service(ENDPOINT, service).layer(
+            axum::middleware::from_fn_with_state(self.options.token.clone(), require_token),
+        );
         axum::serve(self.listener, router)
             .with_graceful_shutdown(shutdown.cancelled_owned())
             .await
             .context("the HTTP server stopped")
     }
+}
+
+/// The `[server] roots`, each an existing folder, canonical (so a symlink
+/// among them cannot widen what callers reach later).
+fn canonical_roots(roots: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    roots
+        .iter()
+        .map(|r| {
+            if !r.is_absolute() {
+                anyhow::bail!(
+                    "[server] roots: '{}' is relative; list absolute folders",
+                    r.display()
+                );
+            }
+            let real = std::fs::canonicalize(r)
+                .with_context(|| format!("[server] roots: cannot open '{}'", r.display()))?;
+            if !real.is_dir() {
+                anyhow::bail!("[server] roots: '{}' is not a folder", r.display());
+            }
+            Ok(real)
+        })
+        .collect()
 }
 
 /// A token cancelled on SIGINT or SIGTERM.
@@ -165,7 +202,9 @@ mod tests {
 
     #[test]
     fn the_port_comes_from_the_flag_then_the_environment_then_the_config() {
+        let dir = tempfile::tempdir().unwrap();
         let mut config = Config::default();
+        config.server.token_file = Some(dir.path().join("token"));
         let port = |c: &Config, flag, env| HttpOptions::resolve(c, flag, env).unwrap().addr;
         assert_eq!(port(&config, None, None), "127.0.0.1:8723".parse().unwrap());
         config.server.port = Some(9000);
@@ -178,5 +217,21 @@ mod tests {
         assert!(err.contains("SILT_HTTP_PORT is 'eighty'"), "{err}");
         config.server.bind = Some("0.0.0.0".parse().unwrap());
         assert_eq!(port(&config, None, None), "0.0.0.0:9000".parse().unwrap());
+    }
+
+    #[test]
+    fn roots_must_be_absolute_existing_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert!(canonical_roots(&[PathBuf::from("rel")]).is_err());
+        assert!(canonical_roots(&[dir.path().join("missing")]).is_err());
+        assert!(canonical_roots(std::slice::from_ref(&file)).is_err());
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        assert_eq!(
+            canonical_roots(&[link]).unwrap(),
+            vec![std::fs::canonicalize(dir.path()).unwrap()]
+        );
     }
 }

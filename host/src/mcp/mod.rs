@@ -1,6 +1,7 @@
 //! The MCP server (rmcp): one tool per engine, over stdio or, shared by
 //! every agent on the machine, over streamable HTTP ([`http`]).
 
+pub mod auth;
 pub mod http;
 
 use std::sync::Arc;
@@ -37,6 +38,9 @@ pub struct SiltServer {
     /// client started us there); None over HTTP, where one process serves
     /// callers in many folders and a relative path would mean the server's.
     caller_dir: Option<std::path::PathBuf>,
+    /// The folders file tools may read (canonical): None over stdio, where
+    /// the caller is the user who started us; the owner's list over HTTP.
+    roots: Option<Arc<[std::path::PathBuf]>>,
 }
 
 /// `{ok: true, ...}`, or `{ok: false, error}` marked as a tool error.
@@ -71,7 +75,48 @@ impl SiltServer {
             config,
             ledger,
             caller_dir,
+            roots: None,
         }
+    }
+
+    /// The shared server's: absolute paths only, and only under `roots`
+    /// (canonical folders; empty refuses every file tool).
+    pub fn new_http(
+        runtime: Arc<Runtime>,
+        config: Arc<Config>,
+        roots: Vec<std::path::PathBuf>,
+    ) -> Self {
+        SiltServer {
+            roots: Some(roots.into()),
+            ..SiltServer::new(runtime, config, None)
+        }
+    }
+
+    /// Refuses a folder outside the owner's roots (HTTP only): the server
+    /// reads with its owner's rights, for callers who may not have them.
+    fn check_root(&self, path: &str) -> Result<(), CallError> {
+        let Some(roots) = &self.roots else {
+            return Ok(());
+        };
+        let real = grep::resolve_root(path, self.caller_dir.as_deref())?;
+        if roots.iter().any(|r| real.starts_with(r)) {
+            return Ok(());
+        }
+        let hint = if roots.is_empty() {
+            "this server lists no folders callers may read; its owner adds them to `roots` \
+             under [server] in silt.toml"
+                .to_string()
+        } else {
+            let listed: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            format!(
+                "over HTTP only folders under [server] roots may be read ({})",
+                listed.join(", ")
+            )
+        };
+        Err(CallError::InvalidRequest(format!(
+            "{} is not under a folder this server may read: {hint}",
+            real.display()
+        )))
     }
 
     #[tool(
@@ -148,6 +193,16 @@ impl SiltServer {
             .await;
         progress.finish().await;
         ledger_result(out)
+    }
+
+    #[tool(
+        name = "sediment_undo",
+        description = "Take back a merge or a resolved contradiction by its event number (`seq` in the history): the retired lesson is active again and the survivor as it was before (or, if it changed since, without what the step gave it). The undo is logged.",
+        input_schema = schema_for_type::<sed::UndoParams>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn sediment_undo(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.undo(args).await)
     }
 
     #[tool(
@@ -243,7 +298,7 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
 
     #[tool(
         name = "sieve_grep",
-        description = "Rank a repository's files (mode=files), or stretches of its strongest files (mode=functions), by how relevant they are to a plain-language question: {path, line_start, line_end, kind, probability} sorted by probability, plus usage. The walk honours .gitignore and .ignore and never follows symlinks. `path` is the folder (absolute over HTTP; over stdio a relative path resolves against the server's folder); `top_k` (20), `threshold` (0.5), `judge` (a local judge such as embedding reads the 24 units, or top_k, with the strongest lexical evidence per stage).",
+        description = "Rank a repository's files (mode=files), or stretches of its strongest files (mode=functions), by how relevant they are to a plain-language question: {path, line_start, line_end, kind, probability} sorted by probability, plus usage. The walk honours .gitignore and .ignore and never follows symlinks. `path` is the folder (over HTTP absolute and under the server's [server] roots; over stdio a relative path resolves against the server's folder); `top_k` (20), `threshold` (0.5), `judge` (a local judge such as embedding reads the 24 units, or top_k, with the strongest lexical evidence per stage).",
         annotations(
             read_only_hint = true,
             destructive_hint = false,
@@ -256,6 +311,9 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
         Parameters(params): Parameters<GrepParams>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        if let Err(e) = self.check_root(&params.path) {
+            return tool_result(Err(e));
+        }
         let out = ProgressReporter::around(
             ctx.peer.clone(),
             ctx.meta.get_progress_token(),
@@ -276,7 +334,7 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
 
     #[tool(
         name = "sieve_verify",
-        description = "Check claims against the sources they cite. Give `records` [{claim, claim_context?, kind: fact|recommendation, premises?, citations: [{locator, quote?}]}] or a Markdown `report` (sentences, bullets and table rows become claims, marked extraction_uncertain). Locators are http(s) URLs (public addresses only; 2 MB, 25 MB for PDF; 15 s) or files under `base_path` (over stdio default the server's folder; over HTTP it must be given, absolute). Per claim: verdict (supports_fully, partially_supports, contradicts, does_not_address) of the passage with the strongest support, max_contradicts, every passage's distribution, flags; plus counts, flagged, unqualified_factual_relay_blocked, sources (sha256 source_version) and usage. support_threshold 0.80, contradict_threshold 0.50, budget_usd 0.50, `judge`.",
+        description = "Check claims against the sources they cite. Give `records` [{claim, claim_context?, kind: fact|recommendation, premises?, citations: [{locator, quote?}]}] or a Markdown `report` (sentences, bullets and table rows become claims, marked extraction_uncertain). Locators are http(s) URLs (public addresses only; 2 MB, 25 MB for PDF; 15 s) or files under `base_path` (over stdio default the server's folder; over HTTP it must be given, absolute, under the server's [server] roots). Per claim: verdict (supports_fully, partially_supports, contradicts, does_not_address) of the passage with the strongest support, max_contradicts, every passage's distribution, flags; plus counts, flagged, unqualified_factual_relay_blocked, sources (sha256 source_version) and usage. support_threshold 0.80, contradict_threshold 0.50, budget_usd 0.50, `judge`.",
         annotations(
             read_only_hint = true,
             destructive_hint = false,
@@ -289,6 +347,11 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
         Parameters(params): Parameters<VerifyParams>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        if let Some(base) = &params.base_path
+            && let Err(e) = self.check_root(base)
+        {
+            return tool_result(Err(e));
+        }
         let out = ProgressReporter::around(
             ctx.peer.clone(),
             ctx.meta.get_progress_token(),

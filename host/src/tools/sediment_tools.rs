@@ -69,6 +69,16 @@ pub struct IdParams {
     pub id: String,
 }
 
+/// sediment_undo
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UndoParams {
+    /// The event's number in the log (`seq` in `silt ledger history`,
+    /// `sediment_stats` telemetry and sleep's events): a merge or a
+    /// resolved contradiction.
+    pub event: i64,
+}
+
 /// sediment_consolidate and sediment_review_candidates
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -219,6 +229,12 @@ impl LedgerTools {
             let judge = self.config.judge_for("sediment_sleep").to_string();
             let mut service = LedgerService::open(self.runtime.clone(), &judge, &self.path)
                 .map_err(|e| e.to_string())?;
+            let mut params = crate::runtime::ledger::default_params();
+            params.destructive_margin = self
+                .config
+                .destructive_margin()
+                .map_err(|e| format!("{e:#}"))?;
+            service.set_params(params);
             if fresh && let Some(json) = self.sediment.as_ref().filter(|p| p.is_file()) {
                 let entries = sediment_json::read(json).map_err(|e| format!("{e:#}"))?;
                 service
@@ -270,21 +286,13 @@ impl LedgerTools {
         let mut out = json!({"ok": true, "captured": view(&e, now)});
         if threshold > 0.0 {
             // Auto-scheduled sleep: by redundancy pressure, not a turn count.
-            let r = service.redundancy().await.map_err(|e| e.to_string())?;
-            let pressure = if r.active >= MIN_ACTIVE_FOR_SLEEP {
-                r.candidate_pairs as f64 / r.active as f64
-            } else {
-                0.0
-            };
-            if pressure >= threshold {
-                let (s, _) = service
-                    .sleep(now, None)
-                    .await
-                    .map_err(|e| format!("captured, but the scheduled sleep pass failed: {e}"))?;
-                out["auto_sleep"] = json!({
-                    "pressure": (pressure * 1000.0).round() / 1000.0, "threshold": threshold,
-                    "merged": s.merged, "contradictions_resolved": s.contradictions_resolved, "generalized": s.generalized,
-                });
+            // The lesson is committed by now, so nothing here may turn the
+            // capture into a failure (an agent would retry and write it
+            // twice): a failed check or pass is a warning beside `ok: true`.
+            match auto_sleep(&mut service, threshold, now).await {
+                Ok(Some(report)) => out["auto_sleep"] = report,
+                Ok(None) => {}
+                Err(warning) => out["warning"] = json!(warning),
             }
         }
         Ok(out)
@@ -344,10 +352,29 @@ impl LedgerTools {
         let outcome = service.sleep(self.now(), judged).await;
         // a per-call judge applies to this call only
         service.set_judge(&default);
-        let (s, _) = outcome.map_err(|e| e.to_string())?;
+        let (s, events) = outcome.map_err(|e| e.to_string())?;
         Ok(
-            json!({"ok": true, "merged": s.merged, "contradictions_resolved": s.contradictions_resolved, "generalized": s.generalized}),
+            json!({"ok": true, "merged": s.merged, "contradictions_resolved": s.contradictions_resolved,
+                   "generalized": s.generalized, "held_for_review": s.held_for_review,
+                   "undoable": undoable(&events, service.store.last_event_seqs())}),
         )
+    }
+
+    /// Takes back a merge or a resolved contradiction.
+    pub async fn undo(&self, args: Map<String, Value>) -> ToolOutcome {
+        let p: UndoParams = parse(args)?;
+        let now = self.now();
+        let undo = self
+            .service()
+            .await?
+            .undo(p.event, now)
+            .map_err(|e| e.to_string())?;
+        Ok(json!({
+            "ok": true,
+            "undone": p.event,
+            "restored": undo.entries.iter().map(|e| e.view(now)).collect::<Vec<_>>(),
+            "partial": undo.partial,
+        }))
     }
 
     pub async fn review(&self, args: Map<String, Value>) -> ToolOutcome {
@@ -430,6 +457,50 @@ impl LedgerTools {
         }
         Ok(out)
     }
+}
+
+/// The sleep pass a capture schedules when the redundancy pressure reaches
+/// `threshold`: its report, None when the pressure is lower, or a warning
+/// when the check or the pass failed (the capture stands either way).
+async fn auto_sleep(
+    service: &mut LedgerService,
+    threshold: f64,
+    now: f64,
+) -> Result<Option<Value>, String> {
+    let r = service
+        .redundancy()
+        .await
+        .map_err(|e| format!("captured; the scheduled sleep check failed: {e}"))?;
+    let pressure = if r.active >= MIN_ACTIVE_FOR_SLEEP {
+        r.candidate_pairs as f64 / r.active as f64
+    } else {
+        0.0
+    };
+    if pressure < threshold {
+        return Ok(None);
+    }
+    let (s, events) = service
+        .sleep(now, None)
+        .await
+        .map_err(|e| format!("captured; the scheduled sleep pass failed: {e}"))?;
+    Ok(Some(json!({
+        "pressure": (pressure * 1000.0).round() / 1000.0, "threshold": threshold,
+        "merged": s.merged, "contradictions_resolved": s.contradictions_resolved,
+        "generalized": s.generalized, "held_for_review": s.held_for_review,
+        "undoable": undoable(&events, service.store.last_event_seqs()),
+    })))
+}
+
+/// The steps of a sleep pass that retired a lesson, with the log numbers
+/// `sediment_undo` takes back.
+fn undoable(events: &[silt_core::ledger::events::Event], seqs: &[i64]) -> Vec<Value> {
+    use silt_core::ledger::events::EventKind;
+    events
+        .iter()
+        .zip(seqs)
+        .filter(|(e, _)| matches!(e.kind, EventKind::Merged | EventKind::Resolved))
+        .map(|(e, seq)| json!({"event": seq, "kind": e.kind, "kept": e.id, "retired": e.others}))
+        .collect()
 }
 
 /// What fires most, what was pruned (and why), and how the ledger drifted.

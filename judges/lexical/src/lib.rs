@@ -9,7 +9,7 @@ wit_bindgen::generate!({
 
 use exports::silt::judge::judge::Guest;
 use exports::silt::judge::relate::{Guest as RelateGuest, LessonPair};
-use silt_core::ledger::relate::{Lesson, Verdict, lexical_verdict};
+use silt_core::ledger::relate::{Lesson, lexical_relation};
 use silt_guest::types::{Distribution, Item, JudgeError, JudgeInfo, Question, Response};
 
 struct Lexical;
@@ -28,8 +28,8 @@ impl Guest for Lexical {
 }
 
 impl RelateGuest for Lexical {
-    /// The reference's deterministic rules (`lexical_verdict`), as certain
-    /// distributions over merge, contradict, sibling, distinct.
+    /// The word-overlap relation (`lexical_relation`): sure only where
+    /// words can tell, spread where they cannot.
     fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Distribution>, JudgeError> {
         let params = silt_core::ledger::Params::default();
         Ok(pairs
@@ -43,17 +43,9 @@ impl RelateGuest for Lexical {
                     when: &p.b.when,
                     prefer: &p.b.prefer,
                 };
-                let at = match lexical_verdict(&a, &b, &params) {
-                    Verdict::Merge => 0,
-                    Verdict::Contradict => 1,
-                    Verdict::Sibling => 2,
-                    Verdict::Distinct => 3,
-                };
-                let mut probabilities = vec![0.0; 4];
-                probabilities[at] = 1.0;
                 Distribution {
-                    probabilities,
-                    pick: Some(at as u32),
+                    probabilities: lexical_relation(&a, &b, &params).to_vec(),
+                    pick: None,
                 }
             })
             .collect())

@@ -17,6 +17,9 @@ pub enum EventKind {
     Resolved,
     Abstracted,
     Judged,
+    /// A merge or a resolved contradiction taken back (`silt ledger
+    /// undo`): `others` are the lessons active again.
+    Undone,
 }
 
 /// A mutation, the entries it touched and why.
@@ -29,6 +32,10 @@ pub struct Event {
     /// Other entries involved (the merged, the loser, the children).
     pub others: Vec<String>,
     pub reason: String,
+    /// The entries as they were just before, for the steps that retire a
+    /// lesson (merge, resolve): what undo restores.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<super::entry::Entry>,
 }
 
 impl Event {
@@ -45,7 +52,14 @@ impl Event {
             id: id.to_string(),
             others,
             reason: reason.into(),
+            before: Vec::new(),
         }
+    }
+
+    /// The same event, recording the entries as they were before it.
+    pub fn with_before(mut self, before: Vec<super::entry::Entry>) -> Self {
+        self.before = before;
+        self
     }
 }
 
@@ -60,6 +74,7 @@ impl EventKind {
             EventKind::Faded | EventKind::Evicted => -n,
             EventKind::Merged | EventKind::Resolved => -others,
             EventKind::Abstracted => n - others,
+            EventKind::Undone => others,
             EventKind::Fired
             | EventKind::Confirmed
             | EventKind::Contradicted
@@ -101,5 +116,6 @@ mod tests {
         assert_eq!(EventKind::Merged.active_delta(2, 3), -3);
         assert_eq!(EventKind::Abstracted.active_delta(1, 3), -2);
         assert_eq!(EventKind::Fired.active_delta(9, 0), 0);
+        assert_eq!(EventKind::Undone.active_delta(1, 1), 1);
     }
 }

@@ -12,9 +12,14 @@ pub mod relate;
 pub mod similarity;
 pub mod sleep;
 pub mod synthetic;
+pub mod undo;
 pub mod wit;
 
 pub use entry::{DAY, Entry, Status};
+
+/// The default [`Params::destructive_margin`]: a merge or a resolved
+/// contradiction needs the judge's probability for it at 0.8 or more.
+pub const DEFAULT_DESTRUCTIVE_MARGIN: f64 = 0.8;
 
 /// The ledger's tunables, with the reference's values.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,8 +32,10 @@ pub struct Params {
     pub trigger_threshold: f64,
     /// Action similarity from which two actions are the same.
     pub action_threshold: f64,
-    /// Action similarity at or below which two actions contradict.
-    pub contradict_threshold: f64,
+    /// The least probability a judge must give merge or contradict for
+    /// sleep to act on it: both retire a lesson, so a pair the judge is
+    /// less sure of is left alone (and counted as held for review).
+    pub destructive_margin: f64,
     /// Trigger similarity from which a pair is a candidate for the sleep pass.
     pub candidate_threshold: f64,
     /// Trigger similarity from which the same action is the same lesson said
@@ -47,7 +54,7 @@ impl Default for Params {
             cap: 200,
             trigger_threshold: 0.45,
             action_threshold: 0.45,
-            contradict_threshold: 0.20,
+            destructive_margin: DEFAULT_DESTRUCTIVE_MARGIN,
             candidate_threshold: 0.18,
             merge_threshold: 0.65,
             abstraction_min: 3,

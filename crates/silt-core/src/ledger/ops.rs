@@ -494,6 +494,7 @@ impl Ledger {
 
     /// Folds one of two entries into the other (the higher retention keeps).
     pub fn merge(&mut self, a: usize, b: usize, now: f64) -> Event {
+        let before = vec![self.entries[a].clone(), self.entries[b].clone()];
         let (keep, gone) = if self.entries[a].retention(now) >= self.entries[b].retention(now) {
             (a, b)
         } else {
@@ -523,11 +524,13 @@ impl Ledger {
             vec![g.id.clone()],
             "same trigger, same action",
         )
+        .with_before(before)
     }
 
     /// Keeps the stronger of two contradicting entries, with the other's
     /// action as a boundary note.
     pub fn resolve(&mut self, a: usize, b: usize, now: f64) -> Event {
+        let before = vec![self.entries[a].clone(), self.entries[b].clone()];
         let rank = |e: &Entry| (e.confirm_count, e.effective(now), e.last_confirmed);
         let (ra, rb) = (rank(&self.entries[a]), rank(&self.entries[b]));
         let a_wins = ra.0 > rb.0 || (ra.0 == rb.0 && (ra.1, ra.2) >= (rb.1, rb.2));
@@ -551,6 +554,7 @@ impl Ledger {
             vec![l.id.clone()],
             "same trigger, opposite action: kept as a boundary rule",
         )
+        .with_before(before)
     }
 }
 

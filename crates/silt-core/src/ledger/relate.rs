@@ -1,9 +1,13 @@
-//! How two lessons relate, as a judge decides it for the sleep pass.
+//! How two lessons relate, as a judge decides it for the sleep pass, and
+//! when sleep may act on the judge's answer.
+
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
 use super::Params;
 use super::similarity::text_sim;
+use crate::text::{negated, terms};
 
 /// The relation between two lessons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -11,14 +15,70 @@ use super::similarity::text_sim;
 pub enum Verdict {
     /// The same lesson said twice: fold into one.
     Merge,
-    /// The same situation with opposite actions: keep the stronger, note
-    /// the other as a boundary.
+    /// The same situation with incompatible actions: keep the stronger,
+    /// note the other as a boundary.
     Contradict,
     /// Related but different situations with the same action: material for
     /// an abstracted parent.
     Sibling,
-    /// Unrelated.
+    /// Anything else, a different but compatible action included.
     Distinct,
+}
+
+/// A judge's probabilities for one pair, in the order of [`RELATIONS`]
+/// (the order `silt:judge/relate` reports them).
+pub type Relation = [f64; 4];
+
+/// The relations in the order a [`Relation`] lists them.
+pub const RELATIONS: [Verdict; 4] = [
+    Verdict::Merge,
+    Verdict::Contradict,
+    Verdict::Sibling,
+    Verdict::Distinct,
+];
+
+impl Verdict {
+    /// Whether acting on it retires a lesson.
+    pub fn is_destructive(self) -> bool {
+        matches!(self, Verdict::Merge | Verdict::Contradict)
+    }
+
+    fn position(self) -> usize {
+        RELATIONS.iter().position(|&v| v == self).expect("listed")
+    }
+}
+
+/// The most probable relation (the first on a tie).
+pub fn most_probable(r: &Relation) -> Verdict {
+    let best = (0..4).fold(0, |b, j| if r[j] > r[b] { j } else { b });
+    RELATIONS[best]
+}
+
+/// What the sleep pass does with a pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decision {
+    /// Act on the verdict.
+    Apply(Verdict),
+    /// The judge leans to a verdict that would retire a lesson but its
+    /// probability is under the margin: leave the pair as it is.
+    Hold { verdict: Verdict, probability: f64 },
+}
+
+/// Applies the destructive margin: merge and contradict retire a lesson,
+/// so they are acted on only at `margin` or above; the rest always are.
+pub fn decide(r: &Relation, margin: f64) -> Decision {
+    let verdict = most_probable(r);
+    let probability = r[verdict.position()];
+    // NaN never clears a margin
+    let clears = probability.partial_cmp(&margin).is_some_and(|o| o.is_ge());
+    if verdict.is_destructive() && !clears {
+        Decision::Hold {
+            verdict,
+            probability,
+        }
+    } else {
+        Decision::Apply(verdict)
+    }
 }
 
 /// A lesson as a judge sees it.
@@ -30,39 +90,186 @@ pub struct Lesson<'a> {
 
 /// Decides relations between pairs of lessons.
 pub trait RelationJudge {
-    fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Verdict>, String>;
+    /// One [`Relation`] per pair, in order.
+    fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String>;
 }
 
-/// The reference's deterministic rules on lexical similarity, with silt's
-/// split of same-action pairs into merges (nearly the same trigger) and
-/// siblings (related triggers), so abstraction can fire.
-pub fn lexical_verdict(a: &Lesson<'_>, b: &Lesson<'_>, p: &Params) -> Verdict {
+/// Words that only say "not": left out when asking whether two actions
+/// are about the same thing.
+const NEGATION_TERMS: &[&str] = &[
+    "never", "avoid", "without", "stop", "don", "dont", "instead",
+];
+
+/// The content terms of an action, negations left out.
+fn action_terms(prefer: &str) -> HashSet<String> {
+    terms(prefer)
+        .into_iter()
+        .filter(|t| !NEGATION_TERMS.contains(&t.as_str()))
+        .collect()
+}
+
+/// The lexical judge's relation, from word overlap alone:
+///
+/// - **contradict** (0.85) only for the same situation (trigger similarity
+///   at `merge_threshold` or more) where exactly one action is negated and
+///   both are about the same thing (a content word in common): "inject
+///   CoT" against "do not inject CoT". Word overlap cannot tell an
+///   incompatible action from a compatible one otherwise ("use tabs"
+///   against "run the linter"), so a same-situation pair with different
+///   actions is distinct, with 0.3 on contradict: under any margin.
+/// - **merge** (0.9) for the same action (action similarity at
+///   `action_threshold` or more) on a trigger said again in other function
+///   words: the same content words once stemmed ("writing a SQL
+///   migration" / "writing an SQL migration"). A changed content word may
+///   be another situation ("editing the client" / "testing the client"),
+///   and retiring a lesson on it would lose one.
+/// - **sibling** (0.8) for related situations (`trigger_threshold` or more)
+///   with the same action and the same polarity.
+/// - **distinct** otherwise.
+pub fn lexical_relation(a: &Lesson<'_>, b: &Lesson<'_>, p: &Params) -> Relation {
+    const DISTINCT: Relation = [0.0, 0.0, 0.0, 1.0];
     let trigger = text_sim(a.when, b.when);
     if trigger < p.trigger_threshold {
-        return Verdict::Distinct;
+        return DISTINCT;
     }
-    let action = text_sim(a.prefer, b.prefer);
-    if action >= p.action_threshold {
-        if trigger >= p.merge_threshold {
-            Verdict::Merge
+    let flipped = negated(a.prefer) != negated(b.prefer);
+    let same_situation = trigger >= p.merge_threshold;
+    if flipped {
+        let about_the_same = !action_terms(a.prefer).is_disjoint(&action_terms(b.prefer));
+        return if same_situation && about_the_same {
+            [0.0, 0.85, 0.0, 0.15]
         } else {
-            Verdict::Sibling
-        }
-    } else if action <= p.contradict_threshold {
-        Verdict::Contradict
-    } else {
-        Verdict::Distinct
+            DISTINCT
+        };
     }
+    let same_action = text_sim(a.prefer, b.prefer) >= p.action_threshold;
+    let same_words = || {
+        let (ta, tb) = (trigger_terms(a.when), trigger_terms(b.when));
+        !ta.is_empty() && ta == tb
+    };
+    match (same_situation, same_action) {
+        (_, true) if same_words() => [0.9, 0.0, 0.0, 0.1],
+        (_, true) => [0.0, 0.0, 0.8, 0.2],
+        (true, false) => [0.0, 0.3, 0.0, 0.7],
+        (false, false) => DISTINCT,
+    }
+}
+
+/// The content terms of a trigger (stemmed, stopwords left out).
+fn trigger_terms(when: &str) -> HashSet<String> {
+    terms(when).into_iter().collect()
+}
+
+/// The most probable relation under [`lexical_relation`].
+pub fn lexical_verdict(a: &Lesson<'_>, b: &Lesson<'_>, p: &Params) -> Verdict {
+    most_probable(&lexical_relation(a, b, p))
 }
 
 /// The lexical relation judge.
 pub struct LexicalRelations(pub Params);
 
 impl RelationJudge for LexicalRelations {
-    fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Verdict>, String> {
+    fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String> {
         Ok(pairs
             .iter()
-            .map(|(a, b)| lexical_verdict(a, b, &self.0))
+            .map(|(a, b)| lexical_relation(a, b, &self.0))
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(a: (&str, &str), b: (&str, &str)) -> Verdict {
+        let l = |(when, prefer)| Lesson { when, prefer };
+        lexical_verdict(&l(a), &l(b), &Params::default())
+    }
+
+    #[test]
+    fn only_a_negated_action_on_the_same_situation_contradicts() {
+        let gpt = "non-reasoning GPT target";
+        assert_eq!(
+            verdict(
+                (gpt, "inject explicit step-by-step CoT"),
+                (gpt, "do not inject CoT, keep it terse")
+            ),
+            Verdict::Contradict
+        );
+        // same situation, a different but compatible action: kept apart
+        let parser = "editing the parser in repo r3";
+        assert_eq!(
+            verdict(
+                (parser, "run the focused tests first"),
+                (parser, "update the changelog entry")
+            ),
+            Verdict::Distinct
+        );
+        // a negation about something else is no contradiction
+        assert_eq!(
+            verdict(
+                (parser, "run the focused tests first"),
+                (parser, "never push to main directly")
+            ),
+            Verdict::Distinct
+        );
+    }
+
+    #[test]
+    fn the_same_action_merges_or_is_a_sibling_by_how_close_the_situations_are() {
+        assert_eq!(
+            verdict(
+                ("writing a SQL migration", "wrap it in a transaction"),
+                (
+                    "writing an SQL migration",
+                    "wrap the migration in a transaction"
+                )
+            ),
+            Verdict::Merge
+        );
+        assert_eq!(
+            verdict(
+                (
+                    "trading prompt for XAUUSD",
+                    "anchor reasoning on HTF bias first"
+                ),
+                (
+                    "trading prompt for crypto perps",
+                    "anchor reasoning on HTF bias first"
+                )
+            ),
+            Verdict::Sibling
+        );
+    }
+
+    #[test]
+    fn a_destructive_verdict_under_the_margin_is_held() {
+        assert_eq!(
+            decide(&[0.79, 0.0, 0.0, 0.21], 0.8),
+            Decision::Hold {
+                verdict: Verdict::Merge,
+                probability: 0.79
+            }
+        );
+        assert_eq!(
+            decide(&[0.0, 0.8, 0.0, 0.2], 0.8),
+            Decision::Apply(Verdict::Contradict)
+        );
+        // siblings and distinct pairs retire nothing: no margin
+        assert_eq!(
+            decide(&[0.1, 0.1, 0.45, 0.35], 0.8),
+            Decision::Apply(Verdict::Sibling)
+        );
+        // NaN never clears a margin
+        assert!(matches!(
+            decide(&[f64::NAN, 0.0, 0.0, 0.0], 0.8),
+            Decision::Apply(Verdict::Distinct) | Decision::Hold { .. }
+        ));
+        // the lexical judge's unsure contradiction stays under the default
+        let unsure = [0.0, 0.3, 0.0, 0.7];
+        assert_eq!(
+            decide(&unsure, Params::default().destructive_margin),
+            Decision::Apply(Verdict::Distinct)
+        );
     }
 }

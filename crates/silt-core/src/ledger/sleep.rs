@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::entry::{Entry, Status};
 use super::events::{Event, EventKind};
 use super::ops::Ledger;
-use super::relate::{Lesson, RelationJudge, Verdict};
+use super::relate::{Decision, Lesson, Relation, RelationJudge, Verdict, decide};
 use super::similarity::tokens;
 
 /// What one sleep pass did.
@@ -18,6 +18,10 @@ pub struct SleepReport {
     pub merged: usize,
     pub contradictions_resolved: usize,
     pub generalized: usize,
+    /// Pairs the judge leaned to merge or contradict without clearing the
+    /// destructive margin: left as they were (review them with
+    /// `sediment_review_candidates`).
+    pub held_for_review: usize,
 }
 
 /// Rounds of the pairwise pass before giving up on reaching a fixed point.
@@ -33,6 +37,7 @@ pub fn sleep(
     let mut report = SleepReport::default();
     let mut events = Vec::new();
     let mut siblings: Vec<(usize, usize)> = Vec::new();
+    let mut held = std::collections::HashSet::new();
     for _ in 0..MAX_ROUNDS {
         let pairs = candidate_pairs(ledger);
         siblings.clear();
@@ -45,13 +50,23 @@ pub fn sleep(
                 .copied()
                 .filter(|&(a, b)| active(a) && active(b))
                 .collect();
-            let verdicts = judge_pairs(ledger, judge, &live)?;
-            for ((a, b), verdict) in live.into_iter().zip(verdicts) {
+            let relations = judge_pairs(ledger, judge, &live)?;
+            for ((a, b), relation) in live.into_iter().zip(relations) {
                 if ledger.entries[a].status != Status::Active
                     || ledger.entries[b].status != Status::Active
                 {
                     continue;
                 }
+                let verdict = match decide(&relation, ledger.params.destructive_margin) {
+                    Decision::Apply(v) => v,
+                    Decision::Hold { .. } => {
+                        // counted once per pass, not once per round
+                        if held.insert((a, b)) {
+                            report.held_for_review += 1;
+                        }
+                        continue;
+                    }
+                };
                 match verdict {
                     Verdict::Merge => {
                         events.push(ledger.merge(a, b, now));
@@ -102,12 +117,12 @@ fn candidate_pairs(ledger: &Ledger) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// The judge's verdicts on `pairs`, in order.
+/// The judge's relations for `pairs`, in order.
 fn judge_pairs(
     ledger: &Ledger,
     judge: &mut dyn RelationJudge,
     pairs: &[(usize, usize)],
-) -> Result<Vec<Verdict>, String> {
+) -> Result<Vec<Relation>, String> {
     let lesson = |i: usize| Lesson {
         when: &ledger.entries[i].when,
         prefer: &ledger.entries[i].prefer,
@@ -275,7 +290,8 @@ mod tests {
             SleepReport {
                 merged: 0,
                 contradictions_resolved: 1,
-                generalized: 1
+                generalized: 1,
+                held_for_review: 0,
             }
         );
         assert_eq!(ledger.active_count(), 6);
@@ -360,5 +376,144 @@ mod tests {
         )
         .unwrap();
         assert_eq!(report.generalized, 0);
+    }
+}
+
+#[cfg(test)]
+mod margin_tests {
+    use super::*;
+    use crate::ledger::Params;
+    use crate::ledger::ops::Feedback;
+
+    const NOW: f64 = 1_750_000_000.0;
+
+    /// A judge that answers every pair with the same relation.
+    struct Always(Relation);
+
+    impl RelationJudge for Always {
+        fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String> {
+            Ok(vec![self.0; pairs.len()])
+        }
+    }
+
+    fn two_lessons() -> Ledger {
+        let mut l = Ledger::new(vec![], Params::default());
+        let when = "editing the parser in repo r3";
+        l.capture(
+            "a".into(),
+            when,
+            "run the focused tests first",
+            Feedback::Neutral,
+            NOW,
+        );
+        l.capture(
+            "b".into(),
+            when,
+            "update the changelog entry",
+            Feedback::Neutral,
+            NOW,
+        );
+        l
+    }
+
+    #[test]
+    fn a_judge_under_the_margin_retires_nothing() {
+        for unsure in [
+            [0.0, 0.79, 0.0, 0.21],
+            [0.7, 0.0, 0.0, 0.3],
+            [0.45, 0.4, 0.0, 0.15],
+        ] {
+            let mut l = two_lessons();
+            let mut n = 0;
+            let (report, events) = sleep(
+                &mut l,
+                &mut Always(unsure),
+                &mut || {
+                    n += 1;
+                    format!("p{n}")
+                },
+                NOW,
+            )
+            .unwrap();
+            assert_eq!(l.active_count(), 2, "{unsure:?}");
+            assert!(events.is_empty(), "{events:?}");
+            assert_eq!(report.held_for_review, 1, "{unsure:?}");
+        }
+    }
+
+    #[test]
+    fn a_sure_judge_resolves_and_records_what_it_retired() {
+        let mut l = two_lessons();
+        let before = l.entries.clone();
+        let (report, events) = sleep(
+            &mut l,
+            &mut Always([0.0, 0.9, 0.0, 0.1]),
+            &mut || "p".into(),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(report.contradictions_resolved, 1);
+        assert_eq!(l.active_count(), 1);
+        assert_eq!(events[0].kind, EventKind::Resolved);
+        assert_eq!(events[0].before, before);
+    }
+
+    #[test]
+    fn the_lexical_judge_keeps_compatible_lessons_on_one_subject() {
+        // five verbs x four subjects x four actions, recalled as an agent would
+        let verbs = [
+            "editing",
+            "refactoring",
+            "reviewing",
+            "debugging",
+            "testing",
+        ];
+        let subjects = [
+            "the parser",
+            "the HTTP client",
+            "the ledger store",
+            "the CLI",
+        ];
+        let actions = [
+            "run the focused tests first",
+            "read the module docs before changing it",
+            "keep the change small and reviewable",
+            "update the changelog entry",
+        ];
+        let mut l = Ledger::new(
+            vec![],
+            Params {
+                cap: 1000,
+                ..Params::default()
+            },
+        );
+        let mut n = 0;
+        for v in verbs {
+            for s in subjects {
+                for a in actions {
+                    n += 1;
+                    l.capture(
+                        format!("e{n}"),
+                        &format!("{v} {s}"),
+                        a,
+                        Feedback::Neutral,
+                        NOW,
+                    );
+                }
+            }
+        }
+        let mut ids = 0;
+        let (report, _) = sleep(
+            &mut l,
+            &mut crate::ledger::relate::LexicalRelations(Params::default()),
+            &mut || {
+                ids += 1;
+                format!("p{ids}")
+            },
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(report.contradictions_resolved, 0, "{report:?}");
+        assert_eq!(report.merged, 0, "{report:?}");
     }
 }

@@ -59,7 +59,8 @@ macro_rules! ledger_entry_conversions {
 }
 
 /// Defines `event_to_wit` and `event_from_wit` for a generated `event`
-/// record and its `event-kind` enum, both in scope under the given names.
+/// record and its `event-kind` enum, both in scope under the given names,
+/// beside [`ledger_entry_conversions`] (the events carry entries).
 #[macro_export]
 macro_rules! ledger_event_conversions {
     ($event:ident, $kind:ident) => {
@@ -81,10 +82,12 @@ macro_rules! ledger_event_conversions {
                     K::Resolved => $kind::Resolved,
                     K::Abstracted => $kind::Abstracted,
                     K::Judged => $kind::Judged,
+                    K::Undone => $kind::Undone,
                 },
                 id: e.id.clone(),
                 others: e.others.clone(),
                 reason: e.reason.clone(),
+                before: e.before.iter().map(entry_to_wit).collect(),
             }
         }
 
@@ -106,10 +109,12 @@ macro_rules! ledger_event_conversions {
                     $kind::Resolved => K::Resolved,
                     $kind::Abstracted => K::Abstracted,
                     $kind::Judged => K::Judged,
+                    $kind::Undone => K::Undone,
                 },
                 id: e.id.clone(),
                 others: e.others.clone(),
                 reason: e.reason.clone(),
+                before: e.before.iter().map(entry_from_wit).collect(),
             }
         }
     };
@@ -128,7 +133,7 @@ macro_rules! ledger_params_conversions {
                 cap: p.cap as u32,
                 trigger_threshold: p.trigger_threshold,
                 action_threshold: p.action_threshold,
-                contradict_threshold: p.contradict_threshold,
+                destructive_margin: p.destructive_margin,
                 candidate_threshold: p.candidate_threshold,
                 merge_threshold: p.merge_threshold,
                 abstraction_min: p.abstraction_min as u32,
@@ -143,7 +148,7 @@ macro_rules! ledger_params_conversions {
                 cap: p.cap as usize,
                 trigger_threshold: p.trigger_threshold,
                 action_threshold: p.action_threshold,
-                contradict_threshold: p.contradict_threshold,
+                destructive_margin: p.destructive_margin,
                 candidate_threshold: p.candidate_threshold,
                 merge_threshold: p.merge_threshold,
                 abstraction_min: p.abstraction_min as usize,
