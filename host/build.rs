@@ -12,6 +12,7 @@ fn main() {
             "silt-verify",
             "silt-judge-lexical",
             "silt-judge-embedding",
+            "silt-judge-openai",
             "silt-ledger",
             "silt-ledger-cli",
             "silt-host-over-wasi",

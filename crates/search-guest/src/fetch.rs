@@ -86,29 +86,12 @@ impl Fetch for WasiFetch {
         let stream = body
             .stream()
             .map_err(|_| FetchError::Connect("no body stream".into()))?;
-        let mut bytes = Vec::new();
-        loop {
-            match stream.blocking_read(64 * 1024) {
-                Ok(chunk) => {
-                    bytes.extend_from_slice(&chunk);
-                    if bytes.len() > MAX_BODY {
-                        return Err(FetchError::Connect(format!(
-                            "the reply is over {} MB",
-                            MAX_BODY >> 20
-                        )));
-                    }
-                }
-                Err(wasi::io::streams::StreamError::Closed) => break,
-                Err(wasi::io::streams::StreamError::LastOperationFailed(e)) => {
-                    let why = e.to_debug_string();
-                    return Err(if why.contains("imeout") {
-                        FetchError::Timeout
-                    } else {
-                        FetchError::Connect(why)
-                    });
-                }
+        let bytes = silt_guest::body::read_all(&stream, MAX_BODY).map_err(|e| match e {
+            silt_guest::body::BodyError::Failed(why) if why.contains("imeout") => {
+                FetchError::Timeout
             }
-        }
+            other => FetchError::Connect(other.to_string()),
+        })?;
         drop(stream);
         Ok(Fetched {
             status,

@@ -5,6 +5,7 @@
 
 pub mod ask;
 pub mod budget;
+pub mod closed;
 pub mod grep;
 pub mod ids;
 pub mod ledger;

@@ -11,6 +11,8 @@ wit_bindgen::generate!({
 
 pub use silt::judge::types;
 
+pub mod body;
+
 use silt_core::types as core;
 use types as wit;
 

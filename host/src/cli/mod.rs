@@ -7,6 +7,7 @@ pub mod bench_http;
 pub mod bench_ledger;
 pub mod bench_sieve;
 pub mod demo;
+pub mod eval;
 pub mod ledger;
 pub mod models;
 pub mod plugins;
@@ -56,6 +57,9 @@ pub enum Command {
     Ledger(ledger::LedgerArgs),
     /// Watch ten rotted lessons consolidate (the ledger engine on embedded defaults).
     Demo(demo::DemoArgs),
+    /// Measure a judge's answers on labelled data (accuracy, log-loss, calibration).
+    #[command(subcommand)]
+    Eval(EvalCommand),
     /// Measure the cost of the host -> engine -> judge chain and of cold start.
     Bench(bench::BenchArgs),
     /// Time the ledger on a generated ledger, beside the Python reference when given its checkout.
@@ -72,6 +76,12 @@ pub enum Command {
     /// The PDF reader's child process (run by silt itself under limits).
     #[command(hide = true)]
     PdfText(PdfTextArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Yes/no and choose questions on STS Benchmark pairs (a file you give).
+    Judge(eval::EvalJudgeArgs),
 }
 
 #[derive(Debug, clap::Args)]

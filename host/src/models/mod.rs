@@ -2,7 +2,8 @@
 //! and installing them (`silt models install NAME`).
 //!
 //! A model is a folder `<models dir>/<name>` holding `config.json`,
-//! `tokenizer.json` and `model.safetensors`, plus `silt-model.json` that
+//! `tokenizer.json` and `model.safetensors` (or, for a model the catalog
+//! knows, the files it lists, such as one GGUF file), plus `silt-model.json` that
 //! records where it came from and the sha256 of every file. The models
 //! dir is `$SILT_MODELS_DIR`, else `<data dir>/silt/models`. A plugin sees a
 //! model only if its manifest grants it by name (`[grants] models`).
@@ -41,7 +42,10 @@ pub fn installed(name: &str) -> Result<PathBuf> {
         bail!("'{name}' is not a model name (lowercase letters, digits and '-')");
     }
     let dir = models_dir().join(name);
-    if !dir.join("model.safetensors").is_file() {
+    let needed = catalog::find(name)
+        .map(|k| k.file_names())
+        .unwrap_or_else(|| catalog::REQUIRED.to_vec());
+    if !needed.iter().all(|f| dir.join(f).is_file()) {
         bail!(
             "model '{name}' is not installed (looked in {}); run `silt models install {name}`",
             dir.display()

@@ -25,6 +25,10 @@ const BUILTINS: &[(&str, &[u8])] = &[
         include_bytes!(env!("SILT_WASM_SILT_JUDGE_EMBEDDING")),
     ),
     (
+        include_str!("../../builtin/openai.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_JUDGE_OPENAI")),
+    ),
+    (
         include_str!("../../builtin/ask.toml"),
         include_bytes!(env!("SILT_WASM_SILT_ASK")),
     ),
