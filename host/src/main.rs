@@ -103,6 +103,9 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Eval(silt::cli::EvalCommand::Judge(args)) => {
             silt::cli::eval::run(&app, args).await
         }
+        Command::Eval(silt::cli::EvalCommand::Ledger(args)) => {
+            silt::cli::eval_ledger::run(&app, args).await
+        }
         Command::BenchLedger(args) => silt::cli::bench_ledger::run(&app, args).await,
         Command::Bench(args) => silt::cli::bench::run(&app, args).await,
         Command::BenchEmbed(args) => silt::cli::bench_embed::run(&app, args).await,

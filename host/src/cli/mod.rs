@@ -8,6 +8,7 @@ pub mod bench_ledger;
 pub mod bench_sieve;
 pub mod demo;
 pub mod eval;
+pub mod eval_ledger;
 pub mod ledger;
 pub mod models;
 pub mod plugins;
@@ -82,6 +83,9 @@ pub enum Command {
 pub enum EvalCommand {
     /// Yes/no and choose questions on STS Benchmark pairs (a file you give).
     Judge(eval::EvalJudgeArgs),
+    /// Lesson relations and abstraction on the committed labelled pairs and
+    /// clusters (docs/eval), as the sleep pass would act on them.
+    Ledger(eval_ledger::EvalLedgerArgs),
 }
 
 #[derive(Debug, clap::Args)]
