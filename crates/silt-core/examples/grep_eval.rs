@@ -5,7 +5,7 @@
 //! (grep before it had repository statistics).
 //!
 //! Usage: `cargo run --release -p silt-core --example grep_eval -- \
-//!     [--cases docs/eval/grep-cases.json] [--git /work/.mirror/cli+cli/repo] \
+//!     --git GITDIR [--cases docs/eval/grep-cases.json] \
 //!     [--trees /tmp/silt-grep-eval] [--json OUT.json] [--top N] \
 //!     [--model DIR [--shortlist N|all] [--held-out-only]]`
 //!
@@ -286,7 +286,13 @@ fn main() {
             .unwrap_or_else(|| default.to_string())
     };
     let cases = load_cases(&arg("--cases", "docs/eval/grep-cases.json"));
-    let git = arg("--git", "/work/.mirror/cli+cli/repo");
+    // a bare clone of github.com/cli/cli: wherever the user keeps it
+    let git = args
+        .iter()
+        .position(|a| a == "--git")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .expect("--git GITDIR: a clone of github.com/cli/cli (its git directory)");
     let trees = PathBuf::from(arg("--trees", "/tmp/silt-grep-eval"));
     // grep's own results are ranked this deep, so the primary's rank is
     // reported past the top 10 too
