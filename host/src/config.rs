@@ -81,6 +81,13 @@ pub struct ServerConfig {
     /// The file holding the bearer token every HTTP call must send
     /// (`$SILT_HTTP_TOKEN_FILE` wins; default `<config dir>/silt/http-token`).
     pub token_file: Option<PathBuf>,
+    /// Connections served at once (default 512, or half the process's
+    /// file-descriptor limit when that is lower); past it a new connection
+    /// gets 503 with Retry-After and is closed.
+    pub max_connections: Option<usize>,
+    /// Seconds a connection may take to send a request's headers, and may
+    /// sit idle between requests, before it is closed (default 10).
+    pub header_timeout_secs: Option<u64>,
 }
 
 /// The `[search]` table: which backend `sieve_search` uses.

@@ -2,6 +2,7 @@
 //! judges, the plugin registry, the MCP server and the CLI.
 
 pub mod app;
+pub mod beneath;
 pub mod bindings;
 pub mod cli;
 pub mod config;

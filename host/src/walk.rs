@@ -14,19 +14,40 @@ pub const BINARY_PROBE: usize = 8192;
 /// Folders never walked.
 const SKIPPED_DIRS: [&str; 3] = [".git", ".hg", ".svn"];
 
+/// The most of one file grep reads: a larger file is scored on its head
+/// (and listed as such), so one huge log cannot exhaust an engine's memory.
+pub const MAX_READ_BYTES: usize = 1 << 20;
+
 /// One file the walk found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WalkedFile {
     /// Relative to the root, `/`-separated.
     pub path: String,
-    pub absolute: PathBuf,
+    /// Relative to the root, as the file system names it.
+    pub relative: PathBuf,
     pub binary: bool,
+}
+
+/// Something the walk could not take in, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+/// What a walk found: the files, and what it had to leave out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Walk {
+    pub files: Vec<WalkedFile>,
+    pub skipped: Vec<Skipped>,
 }
 
 /// Every file under `root` that the ignore rules keep, depth first with
 /// each folder's children sorted by name.
 /// `cache_dir` names a folder (silt's grep cache) to skip as well.
-pub fn walk(root: &Path, cache_dir: &str) -> Result<Vec<WalkedFile>> {
+/// An entry that cannot be read (permissions, a name too long, a clash of
+/// non-UTF-8 names) is listed in `skipped`; the rest is still walked.
+pub fn walk(root: &Path, cache_dir: &str) -> Result<Walk> {
     if !root.is_dir() {
         bail!("{} is not a folder", root.display());
     }
@@ -66,28 +87,82 @@ pub fn walk(root: &Path, cache_dir: &str) -> Result<Vec<WalkedFile>> {
             true
         })
         .build();
-    let mut out = Vec::new();
+    let mut out = Walk::default();
+    let mut names = std::collections::HashSet::new();
+    let lossy = |p: &Path| {
+        p.components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    };
     for entry in walker {
-        let entry = entry.with_context(|| format!("walking {}", root.display()))?;
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let path = walk_error_path(&e)
+                    .map(|p| lossy(p.strip_prefix(root).unwrap_or(p)))
+                    .unwrap_or_default();
+                out.skipped.push(Skipped {
+                    path,
+                    reason: walk_error_reason(&e),
+                });
+                continue;
+            }
+        };
         // symlinks are reported but never followed, and never read
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let rel = entry
+        let relative = entry
             .path()
             .strip_prefix(root)
             .unwrap_or(entry.path())
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
-        out.push(WalkedFile {
-            binary: is_binary(entry.path())?,
-            path: rel,
-            absolute: entry.path().to_path_buf(),
-        });
+            .to_path_buf();
+        let path = lossy(&relative);
+        if !names.insert(path.clone()) {
+            // two names that differ only in bytes that are not UTF-8
+            out.skipped.push(Skipped {
+                path,
+                reason: "its name is not UTF-8 and reads the same as another file's".into(),
+            });
+            continue;
+        }
+        match is_binary(entry.path()) {
+            Ok(binary) => out.files.push(WalkedFile {
+                path,
+                relative,
+                binary,
+            }),
+            Err(e) => out.skipped.push(Skipped {
+                path,
+                reason: format!("cannot be read ({})", e.root_cause()),
+            }),
+        }
     }
     Ok(out)
+}
+
+/// The path an `ignore` error is about, if it names one.
+fn walk_error_path(e: &ignore::Error) -> Option<&Path> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child),
+        _ => None,
+    }
+}
+
+/// An `ignore` error without the path it names (listed beside it).
+fn walk_error_reason(e: &ignore::Error) -> String {
+    match e {
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => walk_error_reason(err),
+        ignore::Error::Io(io) => format!("cannot be read ({io})"),
+        other => format!("cannot be walked ({other})"),
+    }
 }
 
 /// When `root` is inside a repository but not its top, the rules of the
@@ -144,10 +219,20 @@ pub fn is_binary(path: &Path) -> Result<bool> {
     Ok(buf[..filled].contains(&0))
 }
 
-/// A text file's contents, invalid UTF-8 replaced.
-pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+/// A text file's contents beneath `root`, invalid UTF-8 replaced; past
+/// [`MAX_READ_BYTES`] only its head, cut at the last line break, and
+/// `true` for "cut".
+pub fn read_text(root: &crate::beneath::Beneath, relative: &Path) -> Result<(String, bool)> {
+    let head = root
+        .read_head(relative, MAX_READ_BYTES)
+        .with_context(|| format!("cannot read {}", relative.display()))?;
+    let mut bytes = head.bytes;
+    if head.cut
+        && let Some(end) = bytes.iter().rposition(|b| *b == b'\n')
+    {
+        bytes.truncate(end + 1);
+    }
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), head.cut))
 }
 
 #[cfg(test)]
@@ -167,6 +252,7 @@ mod tests {
     fn paths(root: &Path) -> Vec<String> {
         walk(root, ".silt-cache")
             .unwrap()
+            .files
             .into_iter()
             .map(|f| f.path)
             .collect()
@@ -219,7 +305,7 @@ mod tests {
             ("img.bin", "GIF\0\0data"),
             ("z.txt", "text"),
         ]);
-        let files = walk(t.path(), ".silt-cache").unwrap();
+        let files = walk(t.path(), ".silt-cache").unwrap().files;
         let got: Vec<(&str, bool)> = files.iter().map(|f| (f.path.as_str(), f.binary)).collect();
         assert_eq!(got, [("img.bin", true), ("z.txt", false)]);
     }
@@ -270,9 +356,105 @@ mod tests {
     fn text_is_read_with_replacement() {
         let t = tree(&[]);
         std::fs::write(t.path().join("bad.txt"), b"ok \xff end").unwrap();
+        let root = crate::beneath::Beneath::open(t.path()).unwrap();
         assert_eq!(
-            read_text(&t.path().join("bad.txt")).unwrap(),
-            "ok \u{fffd} end"
+            read_text(&root, Path::new("bad.txt")).unwrap(),
+            ("ok \u{fffd} end".to_string(), false)
         );
+    }
+
+    #[test]
+    fn a_huge_file_is_read_only_up_to_the_cap_on_a_line_break() {
+        let t = tree(&[]);
+        let line = "0123456789abcdef0123456789abcdef0123456789abcdef012345678\n";
+        let big = line.repeat(MAX_READ_BYTES / line.len() * 3);
+        std::fs::write(t.path().join("big.log"), &big).unwrap();
+        let root = crate::beneath::Beneath::open(t.path()).unwrap();
+        let (text, cut) = read_text(&root, Path::new("big.log")).unwrap();
+        assert!(cut);
+        assert!(text.len() <= MAX_READ_BYTES && text.len() > MAX_READ_BYTES - line.len());
+        assert!(text.ends_with('\n'));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn unreadable_entries_are_listed_and_the_rest_is_walked() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tree(&[
+            ("a.txt", "x"),
+            ("locked/b.txt", "x"),
+            ("secret.txt", "x"),
+            ("z.txt", "x"),
+        ]);
+        let mode = |p: &str, m: u32| {
+            std::fs::set_permissions(t.path().join(p), std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        mode("locked", 0o000);
+        mode("secret.txt", 0o000);
+        // root reads everything: then nothing is unreadable to test
+        let as_root = std::fs::read_dir(t.path().join("locked")).is_ok();
+        let w = walk(t.path(), ".silt-cache").unwrap();
+        mode("locked", 0o755);
+        mode("secret.txt", 0o644);
+        let files: Vec<&str> = w.files.iter().map(|f| f.path.as_str()).collect();
+        if as_root {
+            eprintln!("NOTE: running as root; permissions cannot make entries unreadable");
+            assert_eq!(files, ["a.txt", "locked/b.txt", "secret.txt", "z.txt"]);
+            return;
+        }
+        assert_eq!(files, ["a.txt", "z.txt"]);
+        let skipped: Vec<&str> = w.skipped.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(skipped, ["locked", "secret.txt"], "{:?}", w.skipped);
+        assert!(
+            w.skipped
+                .iter()
+                .all(|s| s.reason.contains("cannot be read"))
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_tree_deeper_than_a_path_may_be_long_still_walks() {
+        let t = tree(&[("top.txt", "x")]);
+        // 3000 levels made relative to each parent's handle: the full path
+        // outgrows PATH_MAX (4096) long before the bottom
+        let c = std::ffi::CString::new(t.path().to_str().unwrap()).unwrap();
+        let mut fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY) };
+        let d = std::ffi::CString::new("d").unwrap();
+        for _ in 0..3000 {
+            assert_eq!(unsafe { libc::mkdirat(fd, d.as_ptr(), 0o755) }, 0);
+            let next = unsafe { libc::openat(fd, d.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY) };
+            assert!(next >= 0);
+            unsafe { libc::close(fd) };
+            fd = next;
+        }
+        unsafe { libc::close(fd) };
+        let w = walk(t.path(), ".silt-cache");
+        // remove_dir_all cannot name the deepest folders; rm walks by handle
+        let removed = std::process::Command::new("rm")
+            .arg("-rf")
+            .arg(t.path().join("d"))
+            .status();
+        let w = w.unwrap();
+        assert_eq!(w.files.len(), 1);
+        assert_eq!(w.files[0].path, "top.txt");
+        assert!(!w.skipped.is_empty());
+        assert!(removed.unwrap().success());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn names_that_are_not_utf8_and_read_alike_are_not_hidden() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tree(&[]);
+        let a = std::ffi::OsStr::from_bytes(b"n\xff.txt");
+        let b = std::ffi::OsStr::from_bytes(b"n\xfe.txt");
+        std::fs::write(t.path().join(a), "one").unwrap();
+        std::fs::write(t.path().join(b), "two").unwrap();
+        let w = walk(t.path(), ".silt-cache").unwrap();
+        assert_eq!(w.files.len(), 1);
+        assert_eq!(w.skipped.len(), 1);
+        assert_eq!(w.skipped[0].path, "n\u{fffd}.txt");
+        assert!(w.skipped[0].reason.contains("not UTF-8"), "{:?}", w.skipped);
     }
 }

@@ -1,6 +1,9 @@
 //! Helpers for silt's end-to-end tests: plugin folders for the hostile
 //! components, a runtime over them, and the `silt` binary's path.
 
+pub mod fuzz;
+pub mod pdf;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;

@@ -483,3 +483,182 @@ async fn a_deeply_nested_page_crashes_nothing() {
     let stats = json_of(&call(&client, "sediment_stats", json!({})).await);
     assert_eq!(stats["ok"], true, "{stats:#}");
 }
+
+/// A loopback source that answers after `delay` with a sentence. Counts
+/// the fetches that arrived and the ones whose caller hung up first.
+async fn slow_source(
+    delay: Duration,
+) -> (String, std::sync::Arc<[std::sync::atomic::AtomicUsize; 2]>) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/notes.txt", listener.local_addr().unwrap());
+    let counts = std::sync::Arc::new([
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+    ]);
+    let seen = counts.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                seen[0].fetch_add(1, Ordering::SeqCst);
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {
+                        let body = "The client retries with backoff.";
+                        let _ = sock.write_all(format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                            body.len()).as_bytes()).await;
+                    }
+                    // the fetcher closed the connection before the answer
+                    _ = sock.read(&mut buf) => { seen[1].fetch_add(1, Ordering::SeqCst); }
+                }
+            });
+        }
+    });
+    (url, counts)
+}
+
+fn verify_args(url: &str) -> Value {
+    json!({"records": [{"claim": "The client retries with backoff",
+                        "citations": [{"locator": url}]}]})
+}
+
+/// SIGTERM while a call is in flight: the call finishes and is answered
+/// with its result (not a 500), then the server stops.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_lets_the_calls_in_flight_finish() {
+    let home = tempfile::tempdir().unwrap();
+    let (url, _) = slow_source(Duration::from_secs(3)).await;
+    let mut served = serve_http(
+        home.path(),
+        LEXICAL,
+        &[("SILT_FETCH_ALLOW_HOSTS", "127.0.0.1")],
+    )
+    .await;
+    let client = served.client().await;
+    let args = verify_args(&url);
+    let in_flight = tokio::spawn(async move { call(&client, "sieve_verify", args).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let pid = served.child.id().unwrap();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = json_of(&in_flight.await.unwrap());
+    assert_eq!(out["sources"][0]["error"], Value::Null, "{out:#}");
+    assert_eq!(out["results"][0]["verdict"], "supports_fully", "{out:#}");
+    let status = tokio::time::timeout(Duration::from_secs(30), served.child.wait())
+        .await
+        .expect("the server stops after draining")
+        .unwrap();
+    assert!(status.success(), "{}", served.log.lock().unwrap());
+    assert!(
+        served.log.lock().unwrap().contains("waiting up to"),
+        "{}",
+        served.log.lock().unwrap()
+    );
+}
+
+/// A caller that hangs up stops its call: the fetch it started is closed
+/// at once, not left to run into silt's 15 s fetch limit.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_caller_that_hangs_up_stops_its_call() {
+    use std::sync::atomic::Ordering;
+    let home = tempfile::tempdir().unwrap();
+    let (url, counts) = slow_source(Duration::from_secs(30)).await;
+    let served = serve_http(
+        home.path(),
+        LEXICAL,
+        &[("SILT_FETCH_ALLOW_HOSTS", "127.0.0.1")],
+    )
+    .await;
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "sieve_verify", "arguments": verify_args(&url)}});
+    let hung_up = reqwest::Client::new()
+        .post(&served.url)
+        .bearer_auth(&served.token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .timeout(Duration::from_secs(2))
+        .body(body.to_string())
+        .send()
+        .await;
+    assert!(
+        hung_up.is_err(),
+        "the call answered within 2 s: {hung_up:?}"
+    );
+    assert_eq!(
+        counts[0].load(Ordering::SeqCst),
+        1,
+        "the source was fetched"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(6);
+    while counts[1].load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        counts[1].load(Ordering::SeqCst),
+        1,
+        "the fetch kept running after its caller left\n{}",
+        served.log.lock().unwrap()
+    );
+}
+
+/// More idle connections than the server takes: past the cap each is
+/// refused at once with 503, the idle ones are closed after the headers
+/// timeout, and a real caller gets its answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_connections_neither_starve_nor_stall_the_server() {
+    use tokio::io::AsyncReadExt;
+    let home = tempfile::tempdir().unwrap();
+    let served = serve_http(
+        home.path(),
+        &format!("{LEXICAL}[server]\nmax_connections = 8\nheader_timeout_secs = 2\n"),
+        &[],
+    )
+    .await;
+    let mut idle = Vec::new();
+    for _ in 0..40 {
+        idle.push(
+            tokio::net::TcpStream::connect(served.authority())
+                .await
+                .unwrap(),
+        );
+    }
+    // the ones past the cap hear 503 at once; the first 8 hear nothing yet
+    let mut refused = 0;
+    for sock in idle.iter_mut().skip(8) {
+        let mut buf = vec![0u8; 512];
+        let n = tokio::time::timeout(Duration::from_secs(2), sock.read(&mut buf))
+            .await
+            .expect("a refusal comes at once")
+            .unwrap();
+        if String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 503") {
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 32);
+    // the held ones are closed by the headers timeout, freeing their places
+    let started = std::time::Instant::now();
+    for sock in idle.iter_mut().take(8) {
+        let mut buf = vec![0u8; 512];
+        let n = tokio::time::timeout(Duration::from_secs(10), sock.read(&mut buf))
+            .await
+            .expect("an idle connection is closed")
+            .unwrap_or(0);
+        assert!(
+            n == 0 || String::from_utf8_lossy(&buf[..n]).contains("408"),
+            "{n}"
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert_eq!(initialize(&served, &[]).await, 200);
+}

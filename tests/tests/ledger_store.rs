@@ -274,3 +274,46 @@ fn sleep_runs_itself_when_redundancy_pressure_crosses_the_threshold() {
         assert_eq!(stats["active"], if fires { 3 } else { 4 });
     }
 }
+
+/// A ledger this user may not write is refused with what is wrong and the
+/// fix — never called damaged — and left as it was. As root the check runs
+/// as uid nobody (root may write anything); otherwise on a file made
+/// read-only.
+#[test]
+fn a_ledger_this_user_cannot_write_is_not_called_damaged() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.db");
+    assert!(silt(&ledger, &["capture", "--when", "w", "--prefer", "p"]).0);
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = std::fs::read(&ledger).unwrap();
+    // SAFETY: geteuid has no preconditions
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cmd = if root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(silt_binary());
+        c
+    } else {
+        std::fs::set_permissions(&ledger, std::fs::Permissions::from_mode(0o444)).unwrap();
+        Command::new(silt_binary())
+    };
+    let out = cmd
+        .args(["ledger", "--ledger"])
+        .arg(&ledger)
+        .arg("stats")
+        .env("SILT_CACHE_DIR", cache.path())
+        .env("HOME", cache.path())
+        .env("XDG_DATA_HOME", cache.path())
+        .env("XDG_CONFIG_HOME", cache.path())
+        .output()
+        .expect("setpriv (util-linux) runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("is not writable"), "{err}");
+    assert!(err.contains("SILT_LEDGER_PATH"), "{err}");
+    assert!(!err.contains("damaged"), "{err}");
+    assert_eq!(std::fs::read(&ledger).unwrap(), before);
+}

@@ -60,6 +60,7 @@ async fn the_nine_tools_and_their_errors() {
         ("sediment_apply_judgments", false),
         ("sediment_stats", true),
         ("sediment_undo", false),
+        ("sediment_forget", false),
     ] {
         let t = tools
             .iter()
@@ -301,20 +302,26 @@ async fn sleep_reports_progress_as_it_judges_pairs() {
     client.cancel().await.unwrap();
 }
 
+/// `silt serve` on the ledger, caches and (empty) config under `home`,
+/// with auto-sleep off so the tests see every capture as written.
+fn quiet_server(home: &std::path::Path) -> TokioChildProcess {
+    std::fs::write(home.join("silt.toml"), "").unwrap();
+    let mut cmd = tokio::process::Command::new(silt_binary());
+    cmd.arg("serve")
+        .env("SILT_CACHE_DIR", home.join("cache"))
+        .env("SILT_LEDGER_PATH", home.join("ledger.db"))
+        .env("SILT_SLEEP_PRESSURE", "0")
+        .env("SILT_CONFIG", home.join("silt.toml"));
+    TokioChildProcess::new(cmd).unwrap()
+}
+
 /// A merge made by sleep is listed with its log number and taken back by
 /// `sediment_undo`: both lessons active again, as they were, and the undo
 /// logged; a second undo of the same step is refused and changes nothing.
 #[tokio::test]
 async fn a_merge_is_undone_from_the_log() {
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = tokio::process::Command::new(silt_binary());
-    cmd.arg("serve")
-        .env("SILT_CACHE_DIR", home.path().join("cache"))
-        .env("SILT_LEDGER_PATH", home.path().join("ledger.db"))
-        .env("SILT_SLEEP_PRESSURE", "0")
-        .env("SILT_CONFIG", home.path().join("silt.toml"));
-    std::fs::write(home.path().join("silt.toml"), "").unwrap();
-    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let client = ().serve(quiet_server(home.path())).await.unwrap();
     let (_, a) = call(&client, "sediment_capture", json!({"when": "writing a SQL migration", "prefer": "wrap it in a transaction", "feedback": "positive"})).await;
     let (_, b) = call(&client, "sediment_capture", json!({"when": "writing an SQL migration", "prefer": "wrap the migration in a transaction"})).await;
     let before = |v: &Value| v["captured"].clone();
@@ -367,4 +374,77 @@ async fn a_merge_is_undone_from_the_log() {
     let (_, stats) = call(&client, "sediment_stats", json!({"telemetry": true})).await;
     assert_eq!(stats["telemetry"]["events"]["undone"], 1, "{stats}");
     client.cancel().await.unwrap();
+}
+
+/// `sediment_forget` deletes a lesson for good: a warm engine in another
+/// server process stops recalling it, the log keeps only the id and the
+/// reason, and an unknown id is an error that changes nothing.
+#[tokio::test]
+async fn a_forgotten_lesson_is_gone_from_every_process() {
+    let home = tempfile::tempdir().unwrap();
+    let one = ().serve(quiet_server(home.path())).await.unwrap();
+    let two = ().serve(quiet_server(home.path())).await.unwrap();
+    let (_, keep) = call(
+        &one,
+        "sediment_capture",
+        json!({"when": "editing the release script", "prefer": "dry-run it first"}),
+    )
+    .await;
+    let (_, gone) = call(
+        &one,
+        "sediment_capture",
+        json!({"when": "editing the release notes", "prefer": "paste the private token here"}),
+    )
+    .await;
+    let gone_id = gone["captured"]["id"].as_str().unwrap().to_string();
+    // the second process's engine is warm and holds both
+    let (_, recalled) = call(
+        &two,
+        "sediment_recall",
+        json!({"context": "editing the release notes", "k": 5}),
+    )
+    .await;
+    assert_eq!(recalled["count"], 2, "{recalled}");
+
+    let (ok, forgot) = call(
+        &one,
+        "sediment_forget",
+        json!({"id": gone_id, "reason": "holds a secret"}),
+    )
+    .await;
+    assert!(ok, "{forgot}");
+    assert_eq!(forgot["was"]["prefer"], "paste the private token here");
+    let (_, recalled) = call(
+        &two,
+        "sediment_recall",
+        json!({"context": "editing the release notes", "k": 5}),
+    )
+    .await;
+    assert_eq!(recalled["count"], 1, "{recalled}");
+    assert_eq!(recalled["heuristics"][0]["id"], keep["captured"]["id"]);
+    let (_, stats) = call(
+        &two,
+        "sediment_stats",
+        json!({"include_retired": true, "telemetry": true}),
+    )
+    .await;
+    assert_eq!(stats["total"], 1, "{stats}");
+    assert_eq!(stats["telemetry"]["events"]["forgotten"], 1, "{stats}");
+
+    let (ok, again) = call(&one, "sediment_forget", json!({"id": gone_id})).await;
+    assert!(!ok);
+    assert!(
+        again["error"].as_str().unwrap().contains("no entry"),
+        "{again}"
+    );
+    let db = std::fs::read(home.path().join("ledger.db")).unwrap();
+    let wal = std::fs::read(home.path().join("ledger.db-wal")).unwrap_or_default();
+    for bytes in [&db, &wal] {
+        assert!(
+            !bytes.windows(13).any(|w| w == b"private token"),
+            "the text is still in the file"
+        );
+    }
+    one.cancel().await.unwrap();
+    two.cancel().await.unwrap();
 }

@@ -454,3 +454,73 @@ async fn grep_over_stdio_walks_as_git_would_and_ranks_files() {
     }
     client.cancel().await.unwrap();
 }
+
+/// A repository with a folder this user may not read and a 3 MB log:
+/// grep ranks the rest, lists the folder under `skipped` with its reason
+/// and the log under `read_in_part`. As root the call runs as uid nobody
+/// (root reads everything); otherwise the folder is made unreadable.
+#[test]
+fn grep_ranks_what_it_can_read_and_lists_the_rest() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let repo = home.path().join("repo");
+    std::fs::create_dir_all(repo.join("locked")).unwrap();
+    std::fs::write(repo.join("retry.md"), "The client retries with backoff.\n").unwrap();
+    std::fs::write(repo.join("locked/retry.md"), "secret retry notes\n").unwrap();
+    std::fs::write(
+        repo.join("big.log"),
+        "retry attempt failed\n".repeat(150_000),
+    )
+    .unwrap();
+    let mode = |p: &std::path::Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    mode(home.path(), 0o755);
+    mode(&repo, 0o755);
+    mode(&repo.join("locked"), 0o700);
+    let cache = tempfile::tempdir().unwrap();
+    mode(cache.path(), 0o777);
+    // SAFETY: geteuid has no preconditions
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cmd = if root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(silt_binary());
+        c
+    } else {
+        mode(&repo.join("locked"), 0o000);
+        std::process::Command::new(silt_binary())
+    };
+    let out = cmd
+        .args(["grep", "--json", "--threshold", "0", "client retries"])
+        .arg(&repo)
+        .env("SILT_CACHE_DIR", cache.path())
+        .env("HOME", cache.path())
+        .env("XDG_CONFIG_HOME", cache.path())
+        .env("XDG_DATA_HOME", cache.path())
+        .env("XDG_CACHE_HOME", cache.path())
+        .env_remove("SILT_CONFIG")
+        .output()
+        .expect("setpriv (util-linux) runs");
+    mode(&repo.join("locked"), 0o755);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"retry.md"), "{v:#}");
+    assert!(!paths.contains(&"locked/retry.md"), "{v:#}");
+    assert_eq!(v["skipped"][0]["path"], "locked", "{v:#}");
+    assert!(
+        v["skipped"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("ermission denied"),
+        "{v:#}"
+    );
+    assert_eq!(v["read_in_part"]["paths"][0], "big.log", "{v:#}");
+}

@@ -15,6 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use silt_e2e::mcp::{call, json_of, serve, text_of};
+use silt_e2e::silt_binary;
 
 /// The GGUF model `silt models install smollm2` leaves.
 const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -342,6 +343,8 @@ enum Fake {
     Garbage,
     /// Chat without log-probabilities, legacy completions with them.
     LegacyOnly,
+    /// Answers every request after 300 ms (a slow relation judge).
+    Paced,
 }
 
 #[derive(Clone)]
@@ -377,6 +380,10 @@ async fn fake_chat(State(s): State<FakeState>) -> Response {
             axum::Json(chat_reply()).into_response()
         }
         Fake::Garbage => "<html>hello</html>".into_response(),
+        Fake::Paced => {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            axum::Json(chat_reply()).into_response()
+        }
     }
 }
 
@@ -469,4 +476,107 @@ async fn a_server_with_log_probabilities_only_on_legacy_completions_is_used_ther
         out["input_tokens"], 40,
         "the server's usage is reported: {out:#}"
     );
+}
+
+/// A sleep pass whose judge takes its time (300 ms a pair, one at a time)
+/// blocks no one: while it runs, recall and capture on the same server
+/// answer at once, and another process captures into the same file.
+#[tokio::test(flavor = "multi_thread")]
+async fn readers_and_writers_never_wait_on_a_sleep() {
+    let home = tempfile::tempdir().unwrap();
+    let ledger = home.path().join("ledger.db");
+    let (url, requests) = start_fake(Fake::Paced).await;
+    let ledger_env = ledger.to_str().unwrap().to_string();
+    let client = std::sync::Arc::new(
+        ask_fake(
+            home.path(),
+            &url,
+            &[
+                ("SILT_MODEL_CONCURRENCY", "1"),
+                ("SILT_MODEL_DEBIAS", "none"),
+                ("SILT_SLEEP_PRESSURE", "0"),
+                ("SILT_LEDGER_PATH", &ledger_env),
+            ],
+        )
+        .await,
+    );
+    for i in 0..8 {
+        let args = json!({"when": format!("editing the parser module number {i}"),
+                          "prefer": format!("run the parser tests group {}", i % 3)});
+        assert_ne!(
+            call(&*client, "sediment_capture", args).await.is_error,
+            Some(true)
+        );
+    }
+    let sleeper = client.clone();
+    let sleep =
+        tokio::spawn(
+            async move { call(&*sleeper, "sediment_sleep", json!({"judge": "openai"})).await },
+        );
+    // the sleep is under way once the judge has been asked
+    let started = std::time::Instant::now();
+    while requests.load(Ordering::SeqCst) < 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the sleep never asked the judge"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for (tool, args) in [
+        (
+            "sediment_recall",
+            json!({"context": "editing the parser", "k": 3}),
+        ),
+        (
+            "sediment_capture",
+            json!({"when": "writing a migration", "prefer": "wrap it in a transaction"}),
+        ),
+        ("sediment_stats", json!({})),
+    ] {
+        let t = std::time::Instant::now();
+        let out = call(&*client, tool, args).await;
+        assert_ne!(out.is_error, Some(true), "{tool}: {out:?}");
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "{tool} waited {:?} on the sleep",
+            t.elapsed()
+        );
+    }
+    let t = std::time::Instant::now();
+    let other = std::process::Command::new(silt_binary())
+        .args([
+            "ledger",
+            "--ledger",
+            &ledger_env,
+            "capture",
+            "--when",
+            "deploying on friday",
+            "--prefer",
+            "wait for monday",
+        ])
+        .env("SILT_SLEEP_PRESSURE", "0")
+        .env("SILT_CACHE_DIR", home.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(
+        other.status.success(),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "another process waited {:?}",
+        t.elapsed()
+    );
+    assert!(
+        !sleep.is_finished(),
+        "the sleep ended before the checks: make it slower"
+    );
+    let slept = sleep.await.unwrap();
+    assert_ne!(slept.is_error, Some(true), "{slept:?}");
+    let stats: Value = serde_json::from_str(&text_of(
+        &call(&*client, "sediment_stats", json!({"include_retired": true})).await,
+    ))
+    .unwrap();
+    assert_eq!(stats["total"], 10, "{stats}");
 }

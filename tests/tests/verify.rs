@@ -203,14 +203,8 @@ async fn web_sources_on_internal_addresses_need_a_grant() {
 /// A one-page PDF showing `text` in a standard font (None: a page with
 /// no text, as a scan without OCR has), optionally marked encrypted.
 fn pdf(text: Option<&str>, encrypted: bool) -> Vec<u8> {
+    use lopdf::Object;
     use lopdf::content::{Content, Operation};
-    use lopdf::{Document, Object, Stream, dictionary};
-    let mut doc = Document::with_version("1.5");
-    let pages_id = doc.new_object_id();
-    let font_id = doc.add_object(dictionary! {
-        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
-    });
-    let resources_id = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font_id } });
     let operations = match text {
         Some(t) => vec![
             Operation::new("BT", vec![]),
@@ -224,39 +218,8 @@ fn pdf(text: Option<&str>, encrypted: bool) -> Vec<u8> {
             Operation::new("f", vec![]),
         ],
     };
-    let content = Content { operations };
-    let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
-    let page_id = doc.add_object(dictionary! {
-        "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
-    });
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! {
-            "Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1,
-            "Resources" => resources_id,
-            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
-        }),
-    );
-    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    doc.trailer.set("Root", catalog_id);
-    if encrypted {
-        let encrypt_id = doc.add_object(dictionary! {
-            "Filter" => "Standard", "V" => 1, "R" => 2, "P" => -4,
-            "O" => Object::string_literal(vec![1u8; 32]),
-            "U" => Object::string_literal(vec![2u8; 32]),
-        });
-        doc.trailer.set("Encrypt", encrypt_id);
-        doc.trailer.set(
-            "ID",
-            vec![
-                Object::string_literal(vec![3u8; 16]),
-                Object::string_literal(vec![3u8; 16]),
-            ],
-        );
-    }
-    let mut bytes = Vec::new();
-    doc.save_to(&mut bytes).unwrap();
-    bytes
+    let content = Content { operations }.encode().unwrap();
+    silt_e2e::pdf::one_page(&content, encrypted)
 }
 
 #[test]

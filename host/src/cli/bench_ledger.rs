@@ -142,7 +142,7 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
     )
     .without_auto_sleep();
     {
-        let entries = sediment_json::read(&json_path)?;
+        let entries = sediment_json::read(&json_path, now)?;
         let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
         service.store.import(&entries, "generated", now)?;
     }

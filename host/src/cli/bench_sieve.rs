@@ -74,6 +74,7 @@ fn io_floor(repo: &Path) -> Result<(Duration, String, usize, u64)> {
         ),
         _ => (
             crate::walk::walk(repo, grep::CACHE_DIR)?
+                .files
                 .into_iter()
                 .map(|f| repo.join(f.path))
                 .collect(),

@@ -81,6 +81,14 @@ pub enum LedgerCommand {
     /// Take back a merge or a resolved contradiction by its event number
     /// (`seq` in `silt ledger history`).
     Undo { event: i64 },
+    /// Delete a lesson for good (its text is gone; the log keeps the id
+    /// and the reason).
+    Forget {
+        id: String,
+        /// Why, for the log.
+        #[arg(long)]
+        reason: Option<String>,
+    },
     /// The event log, for one entry or all.
     History {
         id: Option<String>,
@@ -350,6 +358,16 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
                 )
             })
         }
+        LedgerCommand::Forget { id, reason } => {
+            let v = tool(
+                tools
+                    .forget(args(json!({"id": id, "reason": reason})))
+                    .await,
+            )?;
+            print(j, v, |v| {
+                format!("forgot {}", v["forgotten"].as_str().unwrap_or(""))
+            })
+        }
         LedgerCommand::History { id, limit } => {
             let service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
             let events = service.store.history(id.as_deref(), limit)?;
@@ -375,7 +393,7 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
             })
         }
         LedgerCommand::Import { file } => {
-            let entries = sediment_json::read(&file)?;
+            let entries = sediment_json::read(&file, now)?;
             let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
             let n = service
                 .store

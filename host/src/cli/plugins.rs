@@ -76,6 +76,7 @@ fn summary(e: &Entry) -> Value {
         "description": m.plugin.description,
         "origin": e.origin(),
         "grants": grants_json(&m.grants),
+        "broad_grants": m.broad_grants(),
         "limits": m.limits,
     })
 }
@@ -100,6 +101,9 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
                         grants_line(&m.grants),
                         e.origin()
                     );
+                    for warning in m.broad_grants() {
+                        println!("{:<12} warning: {warning}", "");
+                    }
                 }
                 for p in &app.runtime.registry.problems {
                     println!("skipped: {p}");
@@ -150,6 +154,9 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
                     }
                 );
                 println!("grants:   {}", grants_line(&m.grants));
+                for warning in m.broad_grants() {
+                    println!("warning:  {warning}");
+                }
                 let l = &m.limits;
                 println!(
                     "limits:   memory {} MiB, cpu {} ms, wall {} ms, output {} KiB",

@@ -142,6 +142,20 @@ pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
         out["usage"]["requests"],
         out["usage"]["cache_hits"]
     );
+    for s in out["skipped"].as_array().into_iter().flatten() {
+        println!(
+            "skipped {}: {}",
+            s["path"].as_str().unwrap_or(""),
+            s["reason"].as_str().unwrap_or("")
+        );
+    }
+    if let Some(part) = out["read_in_part"]["paths"].as_array() {
+        println!(
+            "{} file(s) {}",
+            part.len(),
+            out["read_in_part"]["note"].as_str().unwrap_or("")
+        );
+    }
     Ok(())
 }
 

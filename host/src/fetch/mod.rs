@@ -7,7 +7,6 @@ pub mod html;
 pub mod net;
 pub mod pdf;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -22,10 +21,27 @@ pub struct SourceText {
     pub version: String,
 }
 
+/// The folder file sources are read beneath.
+struct Base {
+    /// As the caller wrote it (absolute locators may start with it).
+    given: PathBuf,
+    /// Resolved: the folder reads are confined to.
+    canonical: PathBuf,
+}
+
+/// Sources fetched at once ahead of a verify call (the rest as the engine
+/// asks), so a call citing slow URLs waits about as long as the slowest.
+pub const PREFETCH_CONCURRENCY: usize = 8;
+/// The most sources fetched ahead: their text waits in memory until the
+/// engine takes it.
+pub const PREFETCH_MAX: usize = 64;
+
 /// Fetches the sources of one verify call.
 pub struct SourceFetcher {
-    /// Canonical; None when file locators are not allowed (no base path).
-    base: Option<PathBuf>,
+    /// Sources fetched ahead, by locator; each taken once by `fetch`.
+    ahead: std::sync::Mutex<std::collections::HashMap<String, Result<SourceText, String>>>,
+    /// None when file locators are not allowed (no base path).
+    base: Option<Base>,
     policy: NetPolicy,
     client: reqwest::Client,
 }
@@ -35,26 +51,66 @@ impl SourceFetcher {
     /// inside it cannot lead out.
     pub fn new(base: Option<&Path>, policy: NetPolicy) -> Result<Self, String> {
         let base = match base {
-            Some(b) => Some(
-                std::fs::canonicalize(b)
+            Some(b) => Some(Base {
+                given: b.to_path_buf(),
+                canonical: std::fs::canonicalize(b)
                     .map_err(|e| format!("base_path {} cannot be opened: {e}", b.display()))?,
-            ),
+            }),
             None => None,
         };
         if let Some(b) = &base
-            && !b.is_dir()
+            && !b.canonical.is_dir()
         {
-            return Err(format!("base_path {} is not a folder", b.display()));
+            return Err(format!("base_path {} is not a folder", b.given.display()));
         }
         let client = net::client(&policy).map_err(|e| format!("cannot set up HTTP: {e}"))?;
         Ok(SourceFetcher {
+            ahead: Default::default(),
             base,
             policy,
             client,
         })
     }
 
+    /// Fetches up to [`PREFETCH_MAX`] distinct `locators` concurrently
+    /// ([`PREFETCH_CONCURRENCY`] at a time) and keeps the outcomes for
+    /// [`SourceFetcher::fetch`], errors included.
+    pub async fn prefetch(&self, locators: impl IntoIterator<Item = String>) {
+        use futures::StreamExt;
+        let mut seen = std::collections::HashSet::new();
+        let unique: Vec<String> = locators
+            .into_iter()
+            .filter(|l| seen.insert(l.clone()))
+            .take(PREFETCH_MAX)
+            .collect();
+        let done: Vec<(String, Result<SourceText, String>)> = futures::stream::iter(unique)
+            .map(|l| async move {
+                let r = self.fetch_now(&l).await;
+                (l, r)
+            })
+            .buffer_unordered(PREFETCH_CONCURRENCY)
+            .collect()
+            .await;
+        self.ahead
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(done);
+    }
+
+    /// A source: the one fetched ahead if there is one, else fetched now.
     pub async fn fetch(&self, locator: &str) -> Result<SourceText, String> {
+        let ahead = self
+            .ahead
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(locator);
+        match ahead {
+            Some(r) => r,
+            None => self.fetch_now(locator).await,
+        }
+    }
+
+    async fn fetch_now(&self, locator: &str) -> Result<SourceText, String> {
         let lower = locator.to_ascii_lowercase();
         let (bytes, content_type) = if lower.starts_with("http://") || lower.starts_with("https://")
         {
@@ -85,48 +141,58 @@ impl SourceFetcher {
         Ok(SourceText { text, version })
     }
 
-    /// A file under the base path, within the size cap for its kind.
+    /// A file under the base path, within the size cap for its kind. The
+    /// file is opened beneath the base folder's handle, so a symlink
+    /// swapped in while silt reads cannot lead out of it.
     fn read_file(&self, locator: &str) -> Result<Vec<u8>, String> {
         let Some(base) = &self.base else {
             return Err(format!(
                 "{locator}: file sources need an absolute base_path to resolve against"
             ));
         };
-        let given = Path::new(locator);
-        let joined = if given.is_absolute() {
-            given.to_path_buf()
-        } else {
-            base.join(given)
-        };
-        let real = std::fs::canonicalize(&joined)
-            .map_err(|e| format!("{locator}: cannot open {} ({e})", joined.display()))?;
-        // canonical paths: `..` and symlinks are already resolved here
-        if !real.starts_with(base) {
-            return Err(format!(
+        let outside = || {
+            format!(
                 "{locator}: refused, it lies outside the base path {}",
-                base.display()
-            ));
-        }
-        if !real.is_file() {
-            return Err(format!("{locator}: not a file"));
-        }
-        let file = std::fs::File::open(&real).map_err(|e| format!("{locator}: {e}"))?;
-        let mut bytes = Vec::new();
-        file.take(net::MAX_PDF_BYTES as u64 + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("{locator}: {e}"))?;
-        let cap = if pdf::is_pdf(&bytes) {
+                base.canonical.display()
+            )
+        };
+        let given = Path::new(locator);
+        let rel = if given.is_absolute() {
+            // an absolute path names the base as given or as resolved
+            match given
+                .strip_prefix(&base.canonical)
+                .or_else(|_| given.strip_prefix(&base.given))
+            {
+                Ok(rel) => rel.to_path_buf(),
+                Err(_) => return Err(outside()),
+            }
+        } else {
+            given.to_path_buf()
+        };
+        let beneath = crate::beneath::Beneath::open(&base.canonical)
+            .map_err(|e| format!("base_path {} cannot be opened: {e}", base.given.display()))?;
+        let head = beneath
+            .read_head(&rel, net::MAX_PDF_BYTES)
+            .map_err(|e| match e {
+                crate::beneath::BeneathError::Outside(_) => outside(),
+                crate::beneath::BeneathError::NotAFile => format!("{locator}: not a file"),
+                crate::beneath::BeneathError::Io(e) => format!(
+                    "{locator}: cannot open {} ({e})",
+                    base.canonical.join(&rel).display()
+                ),
+            })?;
+        let cap = if pdf::is_pdf(&head.bytes) {
             net::MAX_PDF_BYTES
         } else {
             net::MAX_BYTES
         };
-        if bytes.len() > cap {
+        if head.cut || head.bytes.len() > cap {
             return Err(format!(
                 "{locator}: larger than the {} MB cap for this kind of source",
                 cap >> 20
             ));
         }
-        Ok(bytes)
+        Ok(head.bytes)
     }
 }
 
@@ -190,6 +256,48 @@ mod tests {
         );
         let none = SourceFetcher::new(None, NetPolicy::default()).unwrap();
         assert!(none.fetch("a.md").await.unwrap_err().contains("base_path"));
+    }
+
+    /// Six sources that each take 1 s arrive in about 1 s, not 6: they
+    /// are fetched ahead concurrently, and each is then served once.
+    #[tokio::test]
+    async fn slow_sources_are_fetched_at_once() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = served.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut sock, _) = listener.accept().await.unwrap();
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                    let mut buf = [0u8; 2048];
+                    let _ = sock.read(&mut buf).await;
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    let _ = sock
+                        .write_all(
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                        )
+                        .await;
+                });
+            }
+        });
+        let policy = NetPolicy {
+            allow_hosts: std::sync::Arc::new(vec!["127.0.0.1".into()]),
+            ..NetPolicy::default()
+        };
+        let f = SourceFetcher::new(None, policy).unwrap();
+        let urls: Vec<String> = (0..6).map(|i| format!("http://{addr}/s{i}")).collect();
+        let started = std::time::Instant::now();
+        f.prefetch(urls.iter().cloned().chain(urls.iter().cloned()))
+            .await;
+        for u in &urls {
+            assert_eq!(f.fetch(u).await.unwrap().text, "ok");
+        }
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(4), "{took:?}");
+        assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 6);
     }
 
     #[tokio::test]

@@ -205,6 +205,18 @@ pub async fn fetch(
         if status.as_u16() >= 400 {
             return Err(format!("{url}: HTTP {status}"));
         }
+        // a redirect reqwest did not follow (to `file:`, `ftp:` …) is not
+        // the source: its empty body must not pass for one
+        if status.is_redirection() {
+            let to = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("nowhere");
+            return Err(format!(
+                "{url}: redirected to {to}, which cannot be followed (only http and https sources can be fetched)"
+            ));
+        }
         let content_type = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -448,6 +460,14 @@ mod tests {
         );
         let err = get(&policy, &format!("{base}/loop/0")).await.unwrap_err();
         assert!(err.contains("redirects"), "{err}");
+        // a redirect out of http(s) is an error, never an empty source
+        for to in ["file:///etc/passwd", "ftp://example.com/x"] {
+            let err = get(&policy, &format!("{base}/to/{to}")).await.unwrap_err();
+            assert!(
+                err.contains("cannot be followed") || err.contains("redirect refused"),
+                "{to}: {err}"
+            );
+        }
     }
 
     #[tokio::test]

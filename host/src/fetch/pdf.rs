@@ -134,8 +134,23 @@ pub fn child_main(path: &std::path::Path) -> ! {
     let mut trimmed = Vec::new();
     doc.save_to(&mut trimmed)
         .unwrap_or_else(|e| fail(format!("cannot be parsed ({e})")));
-    let text = pdf_extract::extract_text_from_mem(&trimmed)
-        .unwrap_or_else(|e| fail(format!("cannot be parsed ({e})")));
+    // pdf-extract panics on some malformed content streams (found by
+    // fuzzing): that is this PDF's fault, reported as such, not a crash
+    std::panic::set_hook(Box::new(|_| {}));
+    let text = match std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem(&trimmed)) {
+        Ok(Ok(text)) => text,
+        Ok(Err(e)) => fail(format!("cannot be parsed ({e})")),
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("no reason given");
+            fail(format!(
+                "cannot be read: its text layer is malformed ({why})"
+            ))
+        }
+    };
     print!("{text}");
     std::process::exit(0)
 }

@@ -16,6 +16,25 @@ use crate::runtime::ledger::{LedgerSession, default_params};
 use crate::runtime::{CallError, Runtime};
 use crate::tools::sediment::{entry_from_wit, entry_to_wit, event_from_wit};
 
+/// What a sleep computed away from the lock starts from: the rows as of
+/// one store version.
+pub struct SleepSnapshot {
+    version: i64,
+    generation: i64,
+    rows: Vec<Entry>,
+    judge: String,
+    params: Params,
+}
+
+/// How committing a sleep computed from a snapshot went.
+pub enum SleepCommit {
+    /// Written; the events it logged.
+    Done(Vec<Event>),
+    /// Another writer changed (or deleted) a lesson the sleep changed, or
+    /// took an id it made: nothing was written; sleep again.
+    Stale,
+}
+
 /// A ledger file and the engine instance that works on it.
 pub struct LedgerService {
     runtime: Arc<Runtime>,
@@ -26,6 +45,13 @@ pub struct LedgerService {
     session: Option<LedgerSession>,
     /// The store version the engine instance has seen.
     seen: i64,
+    /// The store's deletion generation the engine instance was filled at.
+    generation: i64,
+    /// An operation is under way. Still set when the next one starts, the
+    /// last one's future was dropped at an await (its caller went away):
+    /// its transaction is rolled back and its engine, which may hold
+    /// changes the store never got, replaced.
+    in_flight: bool,
 }
 
 impl LedgerService {
@@ -38,6 +64,8 @@ impl LedgerService {
             store: Store::open(path)?,
             session: None,
             seen: i64::MIN,
+            generation: 0,
+            in_flight: false,
         })
     }
 
@@ -58,9 +86,16 @@ impl LedgerService {
     /// Brings the engine up to date with the store (a fresh instance gets
     /// everything, a warm one only what changed).
     async fn sync(&mut self) -> Result<(), CallError> {
+        // an entry deleted (here or by another process) is still in a warm
+        // engine, and a sync cannot take it out: start from a fresh one
+        let generation = self.store.generation()?;
+        if generation != self.generation {
+            self.session = None;
+        }
         if self.session.as_ref().is_none_or(LedgerSession::poisoned) {
             self.session = Some(self.runtime.open_ledger(&self.judge, &self.params).await?);
             self.seen = i64::MIN;
+            self.generation = generation;
         }
         let version = self.store.version()?;
         if version != self.seen {
@@ -80,10 +115,24 @@ impl LedgerService {
         self.session.as_mut().expect("synced before use")
     }
 
+    /// Starts an operation, first cleaning up after one that was dropped.
+    fn enter(&mut self) {
+        if self.in_flight {
+            self.store.rollback();
+            self.session = None;
+        }
+        self.in_flight = true;
+    }
+
     async fn begin(&mut self) -> Result<(), CallError> {
-        self.store.begin_write()?;
+        self.enter();
+        if let Err(e) = self.store.begin_write() {
+            self.in_flight = false;
+            return Err(e.into());
+        }
         if let Err(e) = self.sync().await {
             self.store.rollback();
+            self.in_flight = false;
             return Err(e);
         }
         Ok(())
@@ -93,6 +142,7 @@ impl LedgerService {
         &mut self,
         outcome: Result<(T, Change), CallError>,
     ) -> Result<(T, Vec<Event>), CallError> {
+        self.in_flight = false;
         match outcome {
             Ok((value, change)) => {
                 let entries: Vec<_> = change.entries.iter().map(entry_from_wit).collect();
@@ -119,8 +169,17 @@ impl LedgerService {
 
     /// A read: sync without the write lock. A commit landing between the
     /// version read and the row read is only re-sent on the next sync.
-    async fn read(&mut self) -> Result<(), CallError> {
-        self.sync().await
+    async fn read<T>(
+        &mut self,
+        op: impl AsyncFnOnce(&mut LedgerSession) -> Result<T, CallError>,
+    ) -> Result<T, CallError> {
+        self.enter();
+        let out = match self.sync().await {
+            Ok(()) => op(self.session_mut()).await,
+            Err(e) => Err(e),
+        };
+        self.in_flight = false;
+        out
     }
 
     pub async fn recall(
@@ -150,6 +209,7 @@ impl LedgerService {
                 Ok(true) => continue,
                 Err(e) => {
                     self.store.rollback();
+                    self.in_flight = false;
                     return Err(e.into());
                 }
             }
@@ -222,8 +282,78 @@ impl LedgerService {
     }
 
     pub async fn review_candidates(&mut self) -> Result<Vec<Candidate>, CallError> {
-        self.read().await?;
-        self.session_mut().review_candidates().await
+        self.read(async |s| s.review_candidates().await).await
+    }
+
+    /// The rows a sleep asking `judge` can work on without the lock.
+    pub fn sleep_snapshot(&mut self, judge: &str) -> Result<SleepSnapshot, CallError> {
+        self.enter();
+        self.in_flight = false;
+        // read in one transaction, so the version matches the rows
+        self.store.begin_read()?;
+        let snapshot = (|| -> Result<SleepSnapshot, CallError> {
+            Ok(SleepSnapshot {
+                version: self.store.version()?,
+                generation: self.store.generation()?,
+                rows: self.store.all()?.iter().map(entry_to_wit).collect(),
+                judge: judge.to_string(),
+                params: self.params,
+            })
+        })();
+        self.store.end_read();
+        snapshot
+    }
+
+    /// Sleeps `snapshot` on an engine instance of its own, holding no lock:
+    /// the slow part (a judge relating pairs) runs while other calls come
+    /// and go. Commit the outcome with [`LedgerService::commit_sleep`].
+    pub async fn sleep_apart(
+        runtime: &Runtime,
+        snapshot: &SleepSnapshot,
+        now: f64,
+        judged: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> Result<(SleepReport, Change), CallError> {
+        let mut session = runtime
+            .open_ledger(&snapshot.judge, &snapshot.params)
+            .await?;
+        session.sync(&snapshot.rows).await?;
+        session.sleep(now, judged).await
+    }
+
+    /// Writes a sleep computed from `snapshot`, unless a lesson it changed
+    /// (or an id it made) was written by someone else since, or a lesson
+    /// was deleted: then nothing is written and the caller sleeps again.
+    /// The engine of this service learns the outcome on its next sync.
+    pub fn commit_sleep(
+        &mut self,
+        snapshot: &SleepSnapshot,
+        change: &Change,
+    ) -> Result<SleepCommit, CallError> {
+        self.enter();
+        self.in_flight = false;
+        self.store.begin_write()?;
+        let outcome = (|| -> Result<SleepCommit, CallError> {
+            if self.store.generation()? != snapshot.generation {
+                return Ok(SleepCommit::Stale);
+            }
+            let moved: std::collections::HashSet<String> = self
+                .store
+                .changed_since(snapshot.version)?
+                .into_iter()
+                .map(|e| e.id)
+                .collect();
+            if change.entries.iter().any(|e| moved.contains(&e.id)) {
+                return Ok(SleepCommit::Stale);
+            }
+            let entries: Vec<_> = change.entries.iter().map(entry_from_wit).collect();
+            let events: Vec<Event> = change.events.iter().map(event_from_wit).collect();
+            self.store.commit(&entries, &events)?;
+            Ok(SleepCommit::Done(events))
+        })();
+        if !matches!(outcome, Ok(SleepCommit::Done(_))) {
+            self.store.rollback();
+        }
+        outcome
     }
 
     /// Takes back merge or resolution `seq` from the log: the retired
@@ -231,6 +361,8 @@ impl LedgerService {
     /// changed since, without what the step gave it). Needs no judge, so
     /// the engine is not involved; it syncs the rows on its next call.
     pub fn undo(&mut self, seq: i64, now: f64) -> Result<silt_core::ledger::undo::Undo, CallError> {
+        self.enter();
+        self.in_flight = false;
         self.store.begin_write()?;
         let outcome = (|| -> Result<_, CallError> {
             let stored = self.store.event(seq)?.ok_or_else(|| {
@@ -256,18 +388,35 @@ impl LedgerService {
         outcome
     }
 
+    /// Deletes entry `id` for good (logged with `reason`); the engine
+    /// learns of it on its next call. An error when there is no such entry.
+    pub fn forget(
+        &mut self,
+        id: &str,
+        reason: &str,
+        now: f64,
+    ) -> Result<Option<silt_core::ledger::Entry>, CallError> {
+        self.enter();
+        self.in_flight = false;
+        if !self.store.contains(id)? {
+            return Err(CallError::InvalidRequest(format!(
+                "no entry '{id}' in this ledger; `silt ledger stats --all` lists them"
+            )));
+        }
+        Ok(self.store.forget(id, reason, now)?)
+    }
+
     pub async fn stats(
         &mut self,
         include_retired: bool,
         limit: u32,
         now: f64,
     ) -> Result<Vec<Entry>, CallError> {
-        self.read().await?;
-        self.session_mut().stats(include_retired, limit, now).await
+        self.read(async |s| s.stats(include_retired, limit, now).await)
+            .await
     }
 
     pub async fn redundancy(&mut self) -> Result<Redundancy, CallError> {
-        self.read().await?;
-        self.session_mut().redundancy().await
+        self.read(async |s| s.redundancy().await).await
     }
 }

@@ -94,6 +94,9 @@ impl Store {
     /// Opens (or creates) the ledger at `path`, refusing anything that is
     /// not a healthy silt ledger without writing to it.
     pub fn open(path: &Path) -> Result<Store> {
+        if let Some(problem) = access_problem(path) {
+            bail!("{problem}");
+        }
         if path.exists() {
             check_existing(path)?;
         } else if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -102,34 +105,113 @@ impl Store {
         let conn =
             Connection::open(path).with_context(|| format!("opening ledger {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(60))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL: a committed operation survives a crash or power loss.
         conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE;
-             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS entries (
-                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                 id TEXT NOT NULL UNIQUE,
-                 body TEXT NOT NULL,
-                 version INTEGER NOT NULL);
-             CREATE INDEX IF NOT EXISTS entries_version ON entries(version);
-             CREATE TABLE IF NOT EXISTS events (
-                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                 at REAL NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL,
-                 others TEXT NOT NULL, reason TEXT NOT NULL);
-             CREATE INDEX IF NOT EXISTS events_id ON events(id);
-             CREATE TABLE IF NOT EXISTS undo (
-                 seq INTEGER PRIMARY KEY, before TEXT NOT NULL);
-             INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA}');
-             INSERT OR IGNORE INTO meta VALUES ('version', '0');
-             COMMIT;"
-        ))?;
+        // freed space is zeroed, so a forgotten lesson's text (and the old
+        // copies every update leaves behind) does not linger in the file
+        conn.pragma_update(None, "secure_delete", true)?;
+        // an existing ledger with every table is opened without a write:
+        // a reader never queues behind a long sleep for the write lock
+        if !has_every_table(&conn)? {
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.execute_batch(&format!(
+                "BEGIN IMMEDIATE;
+                 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                 CREATE TABLE IF NOT EXISTS entries (
+                     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                     id TEXT NOT NULL UNIQUE,
+                     body TEXT NOT NULL,
+                     version INTEGER NOT NULL);
+                 CREATE INDEX IF NOT EXISTS entries_version ON entries(version);
+                 CREATE TABLE IF NOT EXISTS events (
+                     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                     at REAL NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL,
+                     others TEXT NOT NULL, reason TEXT NOT NULL);
+                 CREATE INDEX IF NOT EXISTS events_id ON events(id);
+                 CREATE TABLE IF NOT EXISTS undo (
+                     seq INTEGER PRIMARY KEY, before TEXT NOT NULL);
+                 INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA}');
+                 INSERT OR IGNORE INTO meta VALUES ('version', '0');
+                 COMMIT;"
+            ))?;
+        }
         Ok(Store {
             conn,
             in_tx: false,
             last_event_seqs: Vec::new(),
         })
+    }
+
+    /// Bumped whenever an entry is deleted: a warm engine holding rows
+    /// that no longer exist must start over (a sync only adds and updates).
+    /// 0 on a ledger that never deleted one.
+    pub fn generation(&self) -> Result<i64> {
+        let v: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        Ok(v.map(|v| v.parse()).transpose()?.unwrap_or(0))
+    }
+
+    /// Deletes entry `id` for good and logs why; the event keeps only the
+    /// id (the point of forgetting is that the text is gone). Returns the
+    /// entry as it was, or None when there is no such entry.
+    pub fn forget(&mut self, id: &str, reason: &str, now: f64) -> Result<Option<Entry>> {
+        self.begin_write()?;
+        let outcome = (|| -> Result<Option<Entry>> {
+            // read raw: an entry too broken to parse must still be removable
+            let body: Option<String> = self
+                .conn
+                .query_row("SELECT body FROM entries WHERE id = ?1", [id], |r| r.get(0))
+                .optional()?;
+            let Some(body) = body else {
+                return Ok(None);
+            };
+            let entry: Option<Entry> = serde_json::from_str(&body).ok();
+            let active = entry
+                .as_ref()
+                .is_none_or(|e| e.status == silt_core::ledger::Status::Active);
+            self.conn
+                .execute("DELETE FROM entries WHERE id = ?1", [id])?;
+            // an undo record holding it would bring the text back
+            self.conn.execute(
+                "DELETE FROM undo WHERE EXISTS (
+                     SELECT 1 FROM json_each(undo.before)
+                     WHERE json_extract(value, '$.id') = ?1)",
+                [id],
+            )?;
+            self.conn.execute(
+                "INSERT INTO meta VALUES ('generation', '1')
+                 ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                [],
+            )?;
+            let event = Event::new(
+                now,
+                silt_core::ledger::events::EventKind::Forgotten,
+                id,
+                if active { vec![id.to_string()] } else { vec![] },
+                reason,
+            );
+            self.commit(&[], &[event])?;
+            Ok(entry)
+        })();
+        if outcome.is_err() {
+            self.rollback();
+            return outcome;
+        }
+        // the log holds the older page images with the text: fold it into
+        // the (zeroed) database and empty it. A reader mid-transaction in
+        // another process can keep it from finishing; the next checkpoint
+        // then does it.
+        if let Err(e) = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        {
+            tracing::warn!("checkpoint after forget: {e}");
+        }
+        outcome
     }
 
     /// The change counter: bumped by every committed write.
@@ -147,6 +229,19 @@ impl Store {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
         self.in_tx = true;
         Ok(())
+    }
+
+    /// Starts a read transaction: what is read until [`Store::end_read`]
+    /// is one consistent state, and no writer waits for it (WAL).
+    pub fn begin_read(&mut self) -> Result<()> {
+        self.conn.execute_batch("BEGIN DEFERRED")?;
+        self.in_tx = true;
+        Ok(())
+    }
+
+    /// Ends a read transaction.
+    pub fn end_read(&mut self) {
+        self.rollback();
     }
 
     /// Entries written after `version`, in the order they were first stored.
@@ -363,6 +458,65 @@ impl Drop for Store {
     fn drop(&mut self) {
         self.rollback();
     }
+}
+
+/// Why this user cannot write the ledger at `path` (and the `-wal` and
+/// `-shm` files SQLite keeps beside it), with the fix; None when it can.
+/// Said before SQLite tries, whose own words ("unable to open database
+/// file", "disk I/O error") would read as a damaged ledger.
+fn access_problem(path: &Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let writable = |p: &Path, mode: libc::c_int| -> Result<(), std::io::Error> {
+        let c = std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        if unsafe { libc::access(c.as_ptr(), mode) } == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    };
+    let explain = |what: &str, p: &Path, e: std::io::Error| {
+        let fix = if e.raw_os_error() == Some(libc::EROFS) {
+            "it lies on a read-only file system; copy the ledger to a writable place and point SILT_LEDGER_PATH at the copy".to_string()
+        } else {
+            format!(
+                "this user may not write there ({e}); fix the permissions (for example `chmod u+w {}`) or point SILT_LEDGER_PATH elsewhere",
+                p.display()
+            )
+        };
+        format!(
+            "ledger {} cannot be used: {what} {} is not writable; {fix}. The ledger itself was not touched",
+            path.display(),
+            p.display()
+        )
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if path.exists()
+        && let Err(e) = writable(path, libc::R_OK | libc::W_OK)
+    {
+        return Some(explain("the file", path, e));
+    }
+    // the folder must take the -wal and -shm files (and a new ledger)
+    if dir.exists()
+        && let Err(e) = writable(dir, libc::W_OK | libc::X_OK)
+    {
+        return Some(explain("its folder", dir, e));
+    }
+    None
+}
+
+/// Whether the ledger already has every table this silt uses.
+fn has_every_table(conn: &Connection) -> Result<bool> {
+    let n: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'
+         AND name IN ('meta', 'entries', 'events', 'undo')",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(n == 4)
 }
 
 /// Refuses, without writing, a file that is not a healthy silt ledger.

@@ -27,6 +27,9 @@ use crate::runtime::Runtime;
 /// The port when neither `--port`, `$SILT_HTTP_PORT` nor the config sets one.
 pub const DEFAULT_PORT: u16 = 8723;
 
+/// How long a stopping server waits for the calls in flight.
+pub const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// The path the MCP endpoint is served at.
 pub const ENDPOINT: &str = "/mcp";
 
@@ -48,6 +51,37 @@ pub struct HttpOptions {
     pub token: Token,
     /// The folders file tools may read, canonical.
     pub roots: Vec<PathBuf>,
+    /// Connections served at once; more are refused with 503.
+    pub max_connections: usize,
+    /// The time a connection gets to send headers, or to idle between
+    /// requests.
+    pub header_timeout: std::time::Duration,
+}
+
+/// Connections served at once when the config does not say.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+
+/// Seconds a connection may take to send headers or idle, by default.
+pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
+
+/// The connection cap: the configured one, else 512, kept below half the
+/// descriptor limit (the rest is for ledgers, caches, plugins and fetches)
+/// so accepting never fails for want of a descriptor.
+fn connection_cap(configured: Option<usize>) -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct it is given
+    let fds = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+        usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
+    } else {
+        1024
+    };
+    configured
+        .unwrap_or(DEFAULT_MAX_CONNECTIONS)
+        .min(fds / 2)
+        .max(1)
 }
 
 impl HttpOptions {
@@ -80,10 +114,18 @@ impl HttpOptions {
             allowed_origins: config.server.allowed_origins.clone(),
             token,
             roots: canonical_roots(&config.server.roots)?,
+            max_connections: connection_cap(config.server.max_connections),
+            header_timeout: std::time::Duration::from_secs(
+                config
+                    .server
+                    .header_timeout_secs
+                    .unwrap_or(DEFAULT_HEADER_TIMEOUT_SECS)
+                    .max(1),
+            ),
         })
     }
 
-    fn transport_config(&self, shutdown: &CancellationToken) -> StreamableHttpServerConfig {
+    fn transport_config(&self, calls: &CancellationToken) -> StreamableHttpServerConfig {
         let hosts: Vec<String> = LOOPBACK_HOSTS
             .iter()
             .map(|h| h.to_string())
@@ -100,7 +142,7 @@ impl HttpOptions {
             .with_allowed_hosts(hosts)
             .with_allowed_origins(origins)
             .enforce_origin_validation()
-            .with_cancellation_token(shutdown.child_token())
+            .with_cancellation_token(calls.child_token())
     }
 }
 
@@ -130,8 +172,9 @@ impl BoundServer {
         Ok(self.listener.local_addr()?)
     }
 
-    /// Serves until `shutdown` is cancelled, then lets requests in flight
-    /// finish.
+    /// Serves until `shutdown` is cancelled, then stops accepting and lets
+    /// the calls in flight finish — each answered with what it did — for
+    /// up to [`DRAIN_LIMIT`]; calls still running then are stopped.
     pub async fn serve(
         self,
         runtime: Arc<Runtime>,
@@ -141,21 +184,116 @@ impl BoundServer {
         // one server for every request: the ledger behind it is one handle,
         // whose lock orders concurrent writers
         let server = SiltServer::new_http(runtime, config, self.options.roots.clone());
+        // cancelled only when the drain runs out, never by the signal
+        // itself: a capture that commits during shutdown still says so
+        let calls = CancellationToken::new();
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::new(NeverSessionManager::default()),
-            self.options.transport_config(&shutdown),
+            self.options.transport_config(&calls),
         );
         // the token guards every path, so nothing (not even a 404) answers
         // a caller who is not the owner
         let router = axum::Router::new().nest_service(ENDPOINT, service).layer(
             axum::middleware::from_fn_with_state(self.options.token.clone(), require_token),
         );
-        axum::serve(self.listener, router)
-            .with_graceful_shutdown(shutdown.cancelled_owned())
-            .await
-            .context("the HTTP server stopped")
+        let served = accept_loop(
+            self.listener,
+            router,
+            self.options.max_connections,
+            self.options.header_timeout,
+            shutdown.clone(),
+        );
+        let deadline = async {
+            shutdown.cancelled().await;
+            eprintln!(
+                "silt: stopping: no new calls; waiting up to {} s for the calls in flight",
+                DRAIN_LIMIT.as_secs()
+            );
+            tokio::time::sleep(DRAIN_LIMIT).await;
+        };
+        tokio::select! {
+            () = served => Ok(()),
+            () = deadline => {
+                calls.cancel();
+                eprintln!(
+                    "silt: calls still running after {} s were stopped",
+                    DRAIN_LIMIT.as_secs()
+                );
+                Ok(())
+            }
+        }
     }
+}
+
+/// Accepts connections until `shutdown`, then waits for the open ones to
+/// finish their requests. At most `cap` are served at once; one more is
+/// answered 503 and closed at once, so a crowd of idle or half-open
+/// connections never starves the server of descriptors, and the headers
+/// timeout frees their places.
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    cap: usize,
+    header_timeout: std::time::Duration,
+    shutdown: CancellationToken,
+) {
+    let places = Arc::new(tokio::sync::Semaphore::new(cap));
+    loop {
+        let stream = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // EMFILE and the like: back off instead of spinning
+                    tracing::warn!("accepting a connection failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(place) = places.clone().try_acquire_owned() else {
+            tokio::spawn(refuse_busy(stream));
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .keep_alive(true);
+            let conn = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                () = stop.cancelled() => {
+                    // finish the request under way, take no other
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+            drop(place);
+        });
+    }
+    // every connection holds a place: all places back means all closed
+    let _ = places.acquire_many(cap as u32).await;
+}
+
+/// Past the connection cap: a short 503 asking to retry, then close.
+async fn refuse_busy(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let body = r#"{"error":{"code":"busy","message":"silt is serving as many connections as it may; retry in a second","hint":"raise [server] max_connections in silt.toml if this is expected load"}}"#;
+    let reply = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        stream.write_all(reply.as_bytes()),
+    )
+    .await;
+    let _ = stream.shutdown().await;
 }
 
 /// The `[server] roots`, each an existing folder, canonical (so a symlink

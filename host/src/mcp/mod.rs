@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod http;
+pub mod stdio;
 
 use std::sync::Arc;
 
@@ -206,6 +207,16 @@ impl SiltServer {
     }
 
     #[tool(
+        name = "sediment_forget",
+        description = "Delete a lesson for good, by id (for one that is wrong, private or broken); the log keeps only its id and your reason. Retiring happens on its own; use this when the text itself must go.",
+        input_schema = schema_for_type::<sed::ForgetParams>(),
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn sediment_forget(&self, args: JsonObject) -> CallToolResult {
+        ledger_result(self.ledger.forget(args).await)
+    }
+
+    #[tool(
         name = "sediment_review_candidates",
         description = "Pairs of similar lessons for you to judge (merge, contradict or distinct); send verdicts to sediment_apply_judgments.",
         input_schema = schema_for_type::<sed::NoParams>(),
@@ -390,6 +401,31 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
 
 #[tool_handler]
 impl ServerHandler for SiltServer {
+    /// Every tool call, stopped when its caller goes away (an HTTP client
+    /// that disconnects, a `notifications/cancelled`): the work future is
+    /// dropped, which stops the plugin call and the fetches in it. The
+    /// ledger survives a drop at any await (see `LedgerService::begin`).
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let cancelled = context.ct.clone();
+        let name = request.name.clone();
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let router = Self::tool_router();
+        tokio::select! {
+            out = router.call(call) => out,
+            () = cancelled.cancelled() => {
+                tracing::info!("{name}: the caller went away; its work was stopped");
+                Err(rmcp::ErrorData::internal_error(
+                    format!("{name} was cancelled: the caller went away"),
+                    None,
+                ))
+            }
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("silt", env!("CARGO_PKG_VERSION")))
@@ -409,9 +445,26 @@ impl ServerHandler for SiltServer {
 pub async fn serve_stdio(runtime: Arc<Runtime>, config: Arc<Config>) -> anyhow::Result<()> {
     // over stdio the client started us in its folder
     let caller_dir = std::env::current_dir().ok();
+    // rmcp reads and writes pipes; the filter between them and the real
+    // stdin/stdout answers requests rmcp would drop without a word
+    let (to_server, server_in) = tokio::io::duplex(1 << 20);
+    let (server_out, from_server) = tokio::io::duplex(1 << 20);
+    let (errors, errors_out) = tokio::sync::mpsc::unbounded_channel();
+    let reader = tokio::spawn(stdio::filter_requests(
+        tokio::io::stdin(),
+        to_server,
+        errors,
+    ));
+    let writer = tokio::spawn(stdio::merge_responses(
+        from_server,
+        errors_out,
+        tokio::io::stdout(),
+    ));
     let service = SiltServer::new(runtime, config, caller_dir)
-        .serve(rmcp::transport::stdio())
+        .serve((server_in, server_out))
         .await?;
     service.waiting().await?;
+    reader.abort();
+    let _ = writer.await;
     Ok(())
 }

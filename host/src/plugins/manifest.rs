@@ -139,6 +139,33 @@ pub const EXEC_OVERRIDE_PREFIX: &str = "SILT_SEARCH_CMD_";
 /// reserves this much per slot.
 pub const MAX_MEMORY_MIB: u64 = 1024;
 
+/// The longest a call may run guest code, in ms (one hour): a limit the
+/// user can still wait out, so a spinning plugin always stops.
+pub const MAX_CPU_MS: u64 = 3_600_000;
+/// The longest a call may take on the wall clock, in ms (one hour).
+pub const MAX_WALL_MS: u64 = 3_600_000;
+/// The largest result a plugin may hand back, in KiB (64 MiB).
+pub const MAX_OUTPUT_KIB: u64 = 64 << 10;
+/// The most calls one warm instance may serve before it is replaced.
+pub const MAX_REUSE_CALLS: u32 = 1_000_000;
+
+/// Folders whose whole tree a plugin should rarely need: granting one
+/// (or `/`) is reported as broad.
+const BROAD_FOLDERS: [&str; 8] = [
+    "/", "/etc", "/home", "/root", "/usr", "/var", "/proc", "/sys",
+];
+
+/// Words in an environment variable's name that mark it as a secret.
+const SECRET_WORDS: [&str; 7] = [
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "AUTH",
+];
+
 /// A whole manifest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -184,10 +211,19 @@ impl Manifest {
                 l.memory_mib
             );
         }
-        if l.cpu_ms == 0 || l.wall_ms == 0 || l.output_kib == 0 || l.reuse_calls == 0 {
-            bail!(
-                "limits.cpu_ms, limits.wall_ms, limits.output_kib and limits.reuse_calls must be above 0"
-            );
+        for (field, value, max) in [
+            ("cpu_ms", l.cpu_ms, MAX_CPU_MS),
+            ("wall_ms", l.wall_ms, MAX_WALL_MS),
+            ("output_kib", l.output_kib, MAX_OUTPUT_KIB),
+            (
+                "reuse_calls",
+                u64::from(l.reuse_calls),
+                u64::from(MAX_REUSE_CALLS),
+            ),
+        ] {
+            if value == 0 || value > max {
+                bail!("limits.{field} must be between 1 and {max}, got {value}");
+            }
         }
         for model in &self.grants.models {
             if !crate::models::valid_name(model) {
@@ -257,6 +293,39 @@ impl Manifest {
             }
         }
         Ok(())
+    }
+
+    /// Grants wider than a plugin usually needs, in words, for `silt
+    /// plugins list` to show: they load (the user may mean them), but
+    /// never without a word.
+    pub fn broad_grants(&self) -> Vec<String> {
+        let g = &self.grants;
+        let mut out = Vec::new();
+        let home = dirs::home_dir();
+        for dir in &g.read {
+            let plain = dir.components().collect::<PathBuf>();
+            if BROAD_FOLDERS.iter().any(|b| plain == Path::new(b))
+                || home.as_deref() == Some(plain.as_path())
+            {
+                out.push(format!(
+                    "reads all of {} (grant the folder it needs instead)",
+                    dir.display()
+                ));
+            }
+        }
+        for var in &g.env {
+            let upper = var.to_ascii_uppercase();
+            if SECRET_WORDS.iter().any(|w| upper.contains(w)) {
+                out.push(format!("reads {var}, which looks like a secret"));
+            }
+        }
+        for program in g.exec.keys() {
+            out.push(format!("runs {program} with your rights"));
+        }
+        if g.http.iter().any(|h| h.starts_with("env:")) {
+            out.push("reaches whatever server its granted variable names".into());
+        }
+        out
     }
 }
 
@@ -391,5 +460,59 @@ mod tests {
         assert!(Manifest::parse("[plugin]\nname = \"Bad Name\"\nkind = \"judge\"\n", "t").is_err());
         let m = Manifest::parse(base, "t").unwrap();
         assert_eq!(m.limits, Limits::default());
+    }
+
+    #[test]
+    fn every_limit_has_a_ceiling() {
+        let base = "[plugin]\nname = \"x\"\nkind = \"judge\"\n[limits]\n";
+        for (field, max) in [
+            ("cpu_ms", MAX_CPU_MS),
+            ("wall_ms", MAX_WALL_MS),
+            ("output_kib", MAX_OUTPUT_KIB),
+            ("reuse_calls", u64::from(MAX_REUSE_CALLS)),
+            ("memory_mib", MAX_MEMORY_MIB),
+        ] {
+            assert!(Manifest::parse(&format!("{base}{field} = {max}\n"), "t").is_ok());
+            let err = Manifest::parse(&format!("{base}{field} = {}\n", max + 1), "t").unwrap_err();
+            assert!(format!("{err:#}").contains(field), "{err:#}");
+        }
+        // u64::MAX does not fit TOML's integers; the largest that does
+        let err = Manifest::parse(&format!("{base}cpu_ms = {}\n", i64::MAX), "t").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("cpu_ms must be between 1 and 3600000"),
+            "{err:#}"
+        );
+    }
+
+    #[test]
+    fn broad_grants_are_named() {
+        let base = "[plugin]\nname = \"x\"\nkind = \"search\"\n[limits]\nwall_ms = 20000\n";
+        let m = Manifest::parse(
+            &format!(
+                "{base}[grants]\nread = [\"/\", \"/srv/models\", \"/etc/\"]\n\
+                 env = [\"OPENAI_API_KEY\", \"LANG\", \"GH_TOKEN\"]\n\
+                 [grants.exec]\ncurl = {{}}\n"
+            ),
+            "t",
+        )
+        .unwrap();
+        let broad = m.broad_grants();
+        assert_eq!(broad.len(), 5, "{broad:?}");
+        assert!(broad[0].contains("all of /"));
+        assert!(broad[1].contains("all of /etc/"));
+        assert!(broad[2].contains("OPENAI_API_KEY"));
+        assert!(broad[3].contains("GH_TOKEN"));
+        assert!(broad[4].contains("runs curl"));
+        for (name, text) in [
+            ("lexical", include_str!("../../builtin/lexical.toml")),
+            ("embedding", include_str!("../../builtin/embedding.toml")),
+        ] {
+            assert!(
+                Manifest::parse(text, name)
+                    .unwrap()
+                    .broad_grants()
+                    .is_empty()
+            );
+        }
     }
 }

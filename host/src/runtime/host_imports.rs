@@ -2,6 +2,8 @@
 //! plugin), the log, the clock, and for grep the repository's files (the
 //! walk, reads and the parser's syntax).
 
+use std::sync::Arc;
+
 use crate::bindings::ask_engine::silt::host::{clock, log};
 use crate::bindings::ask_engine::silt::judge::judge as judge_import;
 use crate::bindings::judge::silt::judge::types;
@@ -207,14 +209,21 @@ impl crate::bindings::ask_engine::silt::host::files::Host for PluginState {
             return Ok(Err("this call names no folder to walk".into()));
         };
         if repo.walked.is_none() {
+            let beneath = match crate::beneath::Beneath::open(&repo.root) {
+                Ok(b) => Arc::new(b),
+                Err(e) => return Ok(Err(format!("cannot open {}: {e}", repo.root.display()))),
+            };
             match crate::walk::walk(&repo.root, &repo.cache_dir) {
-                Ok(files) => {
-                    repo.readable = files
+                Ok(walk) => {
+                    repo.readable = walk
+                        .files
                         .iter()
                         .filter(|f| !f.binary)
-                        .map(|f| (f.path.clone(), f.absolute.clone()))
+                        .map(|f| (f.path.clone(), f.relative.clone()))
                         .collect();
-                    repo.walked = Some(files);
+                    repo.walked = Some(walk.files);
+                    repo.beneath = Some(beneath);
+                    lock_notes(&repo.notes).skipped.extend(walk.skipped);
                 }
                 Err(e) => return Ok(Err(format!("{e:#}"))),
             }
@@ -264,8 +273,9 @@ impl crate::bindings::ask_engine::silt::host::files::Host for PluginState {
 }
 
 impl PluginState {
-    /// Where a path of this call's walk is on disk; an error for anything
-    /// the walk did not keep as text: no `..`, no symlink, nothing ignored.
+    /// Where a path of this call's walk is, relative to its root; an error
+    /// for anything the walk did not keep as text: no `..`, no symlink,
+    /// nothing ignored.
     fn walked_path(&self, path: &str) -> Result<std::path::PathBuf, String> {
         self.repo
             .as_ref()
@@ -274,10 +284,41 @@ impl PluginState {
             .ok_or_else(|| format!("'{path}' is not a text file of this walk"))
     }
 
-    /// A walked text file's contents.
+    /// A walked text file's contents (its head, past the read cap), read
+    /// beneath the root so a symlink swapped in since the walk leads nowhere.
     fn read_walked(&self, path: &str) -> Result<String, String> {
-        crate::walk::read_text(&self.walked_path(path)?).map_err(|e| format!("{e:#}"))
+        let relative = self.walked_path(path)?;
+        let repo = self.repo.as_ref().expect("a walked path has a grant");
+        let beneath = repo
+            .beneath
+            .as_ref()
+            .expect("a walked grant has its root open");
+        let (text, cut) = crate::walk::read_text(beneath, &relative).map_err(|e| {
+            let reason = format!("{e:#}");
+            let mut notes = lock_notes(&repo.notes);
+            if !notes.skipped.iter().any(|s| s.path == path) {
+                notes.skipped.push(crate::walk::Skipped {
+                    path: path.to_string(),
+                    reason: reason.clone(),
+                });
+            }
+            reason
+        })?;
+        if cut {
+            lock_notes(&repo.notes)
+                .read_in_part
+                .insert(path.to_string());
+        }
+        Ok(text)
     }
+}
+
+/// The notes, even if a panicking holder poisoned the lock (they are plain
+/// lists, never half-written).
+fn lock_notes(
+    notes: &std::sync::Mutex<super::state::WalkNotes>,
+) -> std::sync::MutexGuard<'_, super::state::WalkNotes> {
+    notes.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

@@ -510,15 +510,19 @@ impl Runtime {
         root: &std::path::Path,
         request: &crate::bindings::ask_engine::exports::silt::sieve::grep::GrepRequest,
         steps: Option<Arc<std::sync::atomic::AtomicU64>>,
-    ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult, CallError>
-    {
+    ) -> Result<
+        (
+            crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult,
+            state::WalkNotes,
+        ),
+        CallError,
+    > {
         let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult| {
             r.results.iter().map(|h| h.path.len() + 32).sum()
         };
-        let repo = Some(state::RepoGrant::new(
-            root.to_path_buf(),
-            crate::tools::grep::CACHE_DIR,
-        ));
+        let grant = state::RepoGrant::new(root.to_path_buf(), crate::tools::grep::CACHE_DIR);
+        let notes = grant.notes.clone();
+        let repo = Some(grant);
         // grep's answers live with the repository (or beside it in the
         // user cache), by the reference's placement rule
         let answers = match (&self.answers, &self.grep_cache_root) {
@@ -548,6 +552,10 @@ impl Runtime {
             size,
             |engine, store| engine.silt_sieve_grep().call_grep(store, request).await
         )
+        .map(|r| {
+            let notes = notes.lock().map(|n| n.clone()).unwrap_or_default();
+            (r, notes)
+        })
     }
 
     /// Runs `sieve_verify` with judge `judge_name`, fetching through `sources`.

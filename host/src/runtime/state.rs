@@ -93,8 +93,21 @@ pub struct RepoGrant {
     /// The name of a cache folder inside the root, never walked.
     pub cache_dir: String,
     pub walked: Option<Vec<crate::walk::WalkedFile>>,
-    /// The walk's text files by path: all `read` may open.
+    /// The walk's text files by path (relative): all `read` may open.
     pub readable: std::collections::HashMap<String, std::path::PathBuf>,
+    /// The root, opened when walked: every read resolves beneath it.
+    pub beneath: Option<Arc<crate::beneath::Beneath>>,
+    /// What the call could not read in full, for its answer.
+    pub notes: Arc<std::sync::Mutex<WalkNotes>>,
+}
+
+/// What a grep left out or read only in part.
+#[derive(Debug, Clone, Default)]
+pub struct WalkNotes {
+    /// Entries not ranked at all, and why.
+    pub skipped: Vec<crate::walk::Skipped>,
+    /// Files over the read cap, ranked on their head only.
+    pub read_in_part: std::collections::BTreeSet<String>,
 }
 
 impl RepoGrant {
@@ -105,6 +118,8 @@ impl RepoGrant {
             cache_dir: cache_dir.to_string(),
             walked: None,
             readable: Default::default(),
+            beneath: None,
+            notes: Default::default(),
         }
     }
 }

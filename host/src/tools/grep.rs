@@ -100,7 +100,7 @@ pub async fn run(
         .judge
         .as_deref()
         .unwrap_or_else(|| config.judge_for("sieve_grep"));
-    let r = runtime.grep(judge, &root, &request, steps).await?;
+    let (r, notes) = runtime.grep(judge, &root, &request, steps).await?;
     let mut out = json!({
         "results": r.results.iter().map(|h| json!({
             "path": h.path, "line_start": h.line_start, "line_end": h.line_end,
@@ -108,6 +108,21 @@ pub async fn run(
         })).collect::<Vec<_>>(),
         "units_scored": r.units_scored,
     });
+    // beyond the seed's shape, and only when something was left out: what
+    // the ranking could not see in full
+    if !notes.skipped.is_empty() {
+        out["skipped"] = json!(notes.skipped);
+    }
+    if !notes.read_in_part.is_empty() {
+        out["read_in_part"] = json!({
+            "paths": notes.read_in_part,
+            "note": format!(
+                "larger than {} MiB: ranked on the file's first {} MiB",
+                crate::walk::MAX_READ_BYTES >> 20,
+                crate::walk::MAX_READ_BYTES >> 20
+            ),
+        });
+    }
     add_usage(&mut out, &r.usage);
     out["judge"] = json!(judge);
     Ok(out)

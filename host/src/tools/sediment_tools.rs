@@ -10,16 +10,21 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::Mutex;
 
-use crate::bindings::ledger_engine::silt::ledger::types::{Feedback, Judgment, Verdict};
+use crate::bindings::ledger_engine::silt::ledger::types::{
+    Feedback, Judgment, SleepReport, Verdict,
+};
 use crate::config::Config;
 use crate::ledger::sediment_json;
-use crate::ledger::service::LedgerService;
+use crate::ledger::service::{LedgerService, SleepCommit};
 use crate::ledger::store::Store;
 use crate::runtime::Runtime;
 use crate::tools::sediment::view;
 
 /// Below this many active lessons there is nothing worth a sleep pass.
 const MIN_ACTIVE_FOR_SLEEP: u32 = 3;
+
+/// Sleeps tried away from the lock before one runs under it.
+const SLEEP_ATTEMPTS: usize = 3;
 
 fn default_k() -> u32 {
     5
@@ -77,6 +82,17 @@ pub struct UndoParams {
     /// `sediment_stats` telemetry and sleep's events): a merge or a
     /// resolved contradiction.
     pub event: i64,
+}
+
+/// sediment_forget
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetParams {
+    /// The lesson's id (see sediment_stats with include_retired).
+    pub id: String,
+    /// Why, for the log (1 to 300 characters; default "forgotten on request").
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// sediment_consolidate and sediment_review_candidates
@@ -141,17 +157,10 @@ fn parse<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, 
     serde_json::from_value(Value::Object(args)).map_err(|e| format!("invalid arguments: {e}"))
 }
 
-/// A trimmed string within [1, max] characters.
-fn text(name: &str, value: &str, max: usize) -> Result<String, String> {
-    let v = value.trim();
-    let n = v.chars().count();
-    if n == 0 || n > max {
-        return Err(format!(
-            "{name} must be 1 to {max} characters after trimming, got {n}"
-        ));
-    }
-    Ok(v.to_string())
-}
+use silt_core::ledger::limits::{MAX_ID_CHARS, MAX_TEXT_CHARS, text};
+
+/// The longest id `forget` takes.
+const FORGET_ID_CHARS: usize = 4096;
 
 fn range(name: &str, value: u32, lo: u32, hi: u32) -> Result<u32, String> {
     if !(lo..=hi).contains(&value) {
@@ -226,6 +235,16 @@ impl LedgerTools {
         let mut guard = self.service.lock().await;
         if guard.is_none() {
             let fresh = !self.path.exists();
+            // a Sediment ledger to adopt is read (and checked) before the
+            // new file exists: a refused import leaves nothing behind, so
+            // the next call tries it again
+            let adopt = match self.sediment.as_ref().filter(|p| fresh && p.is_file()) {
+                Some(json) => Some((
+                    json,
+                    sediment_json::read(json, self.now()).map_err(|e| format!("{e:#}"))?,
+                )),
+                None => None,
+            };
             let judge = self.config.judge_for("sediment_sleep").to_string();
             let mut service = LedgerService::open(self.runtime.clone(), &judge, &self.path)
                 .map_err(|e| e.to_string())?;
@@ -235,8 +254,7 @@ impl LedgerTools {
                 .destructive_margin()
                 .map_err(|e| format!("{e:#}"))?;
             service.set_params(params);
-            if fresh && let Some(json) = self.sediment.as_ref().filter(|p| p.is_file()) {
-                let entries = sediment_json::read(json).map_err(|e| format!("{e:#}"))?;
+            if let Some((json, entries)) = adopt {
                 service
                     .store
                     .import(&entries, &json.display().to_string(), self.now())
@@ -266,8 +284,8 @@ impl LedgerTools {
 
     pub async fn capture(&self, args: Map<String, Value>) -> ToolOutcome {
         let p: CaptureParams = parse(args)?;
-        let when = text("when", &p.when, 300)?;
-        let prefer = text("prefer", &p.prefer, 300)?;
+        let when = text("when", &p.when, MAX_TEXT_CHARS)?;
+        let prefer = text("prefer", &p.prefer, MAX_TEXT_CHARS)?;
         let feedback = match p.feedback.unwrap_or(FeedbackParam::Neutral) {
             FeedbackParam::Positive => Feedback::Positive,
             FeedbackParam::Negative => Feedback::Negative,
@@ -278,8 +296,9 @@ impl LedgerTools {
             None => self.config.sleep_pressure().map_err(|e| format!("{e:#}"))?,
         };
         let now = self.now();
-        let mut service = self.service().await?;
-        let e = service
+        let e = self
+            .service()
+            .await?
             .capture(&when, &prefer, feedback, now)
             .await
             .map_err(|e| e.to_string())?;
@@ -289,7 +308,7 @@ impl LedgerTools {
             // The lesson is committed by now, so nothing here may turn the
             // capture into a failure (an agent would retry and write it
             // twice): a failed check or pass is a warning beside `ok: true`.
-            match auto_sleep(&mut service, threshold, now).await {
+            match self.auto_sleep(threshold, now).await {
                 Ok(Some(report)) => out["auto_sleep"] = report,
                 Ok(None) => {}
                 Err(warning) => out["warning"] = json!(warning),
@@ -298,9 +317,39 @@ impl LedgerTools {
         Ok(out)
     }
 
+    /// Sleeps when the redundancy pressure reaches `threshold`, away from
+    /// the lock like any sleep; None when it does not.
+    async fn auto_sleep(&self, threshold: f64, now: f64) -> Result<Option<Value>, String> {
+        let r = self
+            .service()
+            .await?
+            .redundancy()
+            .await
+            .map_err(|e| format!("captured; the scheduled sleep check failed: {e}"))?;
+        let pressure = if r.active >= MIN_ACTIVE_FOR_SLEEP {
+            r.candidate_pairs as f64 / r.active as f64
+        } else {
+            0.0
+        };
+        if pressure < threshold {
+            return Ok(None);
+        }
+        let judge = self.config.judge_for("sediment_sleep").to_string();
+        let (s, undoable) = self
+            .sleep_apart(&judge, now, None)
+            .await
+            .map_err(|e| format!("captured; the scheduled sleep pass failed: {e}"))?;
+        Ok(Some(json!({
+            "pressure": (pressure * 1000.0).round() / 1000.0, "threshold": threshold,
+            "merged": s.merged, "contradictions_resolved": s.contradictions_resolved,
+            "generalized": s.generalized, "held_for_review": s.held_for_review,
+            "undoable": undoable,
+        })))
+    }
+
     pub async fn feedback(&self, args: Map<String, Value>, contradict: bool) -> ToolOutcome {
         let p: IdParams = parse(args)?;
-        let id = text("id", &p.id, 32)?;
+        let id = text("id", &p.id, MAX_ID_CHARS)?;
         let now = self.now();
         let e = self
             .service()
@@ -347,17 +396,59 @@ impl LedgerTools {
                 "judge '{judge}' cannot relate lessons (it does not export silt:judge/relate); use lexical, or review and apply judgments yourself"
             ));
         }
-        let mut service = self.service().await?;
-        service.set_judge(&judge);
-        let outcome = service.sleep(self.now(), judged).await;
-        // a per-call judge applies to this call only
-        service.set_judge(&default);
-        let (s, events) = outcome.map_err(|e| e.to_string())?;
+        let (s, undoable) = self.sleep_apart(&judge, self.now(), judged).await?;
         Ok(
             json!({"ok": true, "merged": s.merged, "contradictions_resolved": s.contradictions_resolved,
                    "generalized": s.generalized, "held_for_review": s.held_for_review,
-                   "undoable": undoable(&events, service.store.last_event_seqs())}),
+                   "undoable": undoable}),
         )
+    }
+
+    /// A sleep pass asking `judge` that holds neither the ledger's lock nor
+    /// this server's handle while the judge works: it sleeps a snapshot on
+    /// an engine instance of its own and commits if nothing it changed moved
+    /// meanwhile. A ledger too busy for that three times running is slept
+    /// under the lock. Returns the report and the undoable steps.
+    async fn sleep_apart(
+        &self,
+        judge: &str,
+        now: f64,
+        judged: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> Result<(SleepReport, Vec<Value>), String> {
+        for _ in 0..SLEEP_ATTEMPTS {
+            let snapshot = self
+                .service()
+                .await?
+                .sleep_snapshot(judge)
+                .map_err(|e| e.to_string())?;
+            if let Some(j) = &judged {
+                j.store(0, std::sync::atomic::Ordering::Relaxed);
+            }
+            let (report, change) =
+                LedgerService::sleep_apart(&self.runtime, &snapshot, now, judged.clone())
+                    .await
+                    .map_err(|e| e.to_string())?;
+            let mut service = self.service().await?;
+            match service
+                .commit_sleep(&snapshot, &change)
+                .map_err(|e| e.to_string())?
+            {
+                SleepCommit::Done(events) => {
+                    let steps = undoable(&events, service.store.last_event_seqs());
+                    return Ok((report, steps));
+                }
+                SleepCommit::Stale => continue,
+            }
+        }
+        let mut service = self.service().await?;
+        let default = self.config.judge_for("sediment_sleep").to_string();
+        service.set_judge(judge);
+        let outcome = service.sleep(now, judged).await;
+        // a per-call judge applies to this call only
+        service.set_judge(&default);
+        let (report, events) = outcome.map_err(|e| e.to_string())?;
+        let steps = undoable(&events, service.store.last_event_seqs());
+        Ok((report, steps))
     }
 
     /// Takes back a merge or a resolved contradiction.
@@ -374,6 +465,29 @@ impl LedgerTools {
             "undone": p.event,
             "restored": undo.entries.iter().map(|e| e.view(now)).collect::<Vec<_>>(),
             "partial": undo.partial,
+        }))
+    }
+
+    /// Deletes a lesson for good; the log keeps its id and the reason.
+    pub async fn forget(&self, args: Map<String, Value>) -> ToolOutcome {
+        let p: ForgetParams = parse(args)?;
+        // longer than a capture's ids: a file an older silt imported may
+        // hold one, and forgetting is how it goes
+        let id = text("id", &p.id, FORGET_ID_CHARS)?;
+        let reason = match &p.reason {
+            Some(r) => text("reason", r, MAX_TEXT_CHARS)?,
+            None => "forgotten on request".into(),
+        };
+        let now = self.now();
+        let gone = self
+            .service()
+            .await?
+            .forget(&id, &reason, now)
+            .map_err(|e| e.to_string())?;
+        Ok(json!({
+            "ok": true,
+            "forgotten": id,
+            "was": gone.map(|e| e.view(now)),
         }))
     }
 
@@ -404,8 +518,8 @@ impl LedgerTools {
             .iter()
             .map(|j| {
                 Ok(Judgment {
-                    a_id: text("a_id", &j.a_id, 32)?,
-                    b_id: text("b_id", &j.b_id, 32)?,
+                    a_id: text("a_id", &j.a_id, MAX_ID_CHARS)?,
+                    b_id: text("b_id", &j.b_id, MAX_ID_CHARS)?,
                     verdict: match j.verdict {
                         VerdictParam::Merge => Verdict::Merge,
                         VerdictParam::Contradict => Verdict::Contradict,
@@ -462,35 +576,6 @@ impl LedgerTools {
 /// The sleep pass a capture schedules when the redundancy pressure reaches
 /// `threshold`: its report, None when the pressure is lower, or a warning
 /// when the check or the pass failed (the capture stands either way).
-async fn auto_sleep(
-    service: &mut LedgerService,
-    threshold: f64,
-    now: f64,
-) -> Result<Option<Value>, String> {
-    let r = service
-        .redundancy()
-        .await
-        .map_err(|e| format!("captured; the scheduled sleep check failed: {e}"))?;
-    let pressure = if r.active >= MIN_ACTIVE_FOR_SLEEP {
-        r.candidate_pairs as f64 / r.active as f64
-    } else {
-        0.0
-    };
-    if pressure < threshold {
-        return Ok(None);
-    }
-    let (s, events) = service
-        .sleep(now, None)
-        .await
-        .map_err(|e| format!("captured; the scheduled sleep pass failed: {e}"))?;
-    Ok(Some(json!({
-        "pressure": (pressure * 1000.0).round() / 1000.0, "threshold": threshold,
-        "merged": s.merged, "contradictions_resolved": s.contradictions_resolved,
-        "generalized": s.generalized, "held_for_review": s.held_for_review,
-        "undoable": undoable(&events, service.store.last_event_seqs()),
-    })))
-}
-
 /// The steps of a sleep pass that retired a lesson, with the log numbers
 /// `sediment_undo` takes back.
 fn undoable(events: &[silt_core::ledger::events::Event], seqs: &[i64]) -> Vec<Value> {

@@ -167,6 +167,28 @@ fn claim_json(c: &ClaimResult) -> Value {
     })
 }
 
+/// The locators `claims` cite, in order (a report is read the way the
+/// engine reads it, off the async threads).
+async fn cited(claims: &Claims) -> Vec<String> {
+    match claims {
+        Claims::Records(records) => records
+            .iter()
+            .flat_map(|r| r.citations.iter().map(|c| c.locator.clone()))
+            .collect(),
+        Claims::Report(report) => {
+            let report = report.clone();
+            tokio::task::spawn_blocking(move || {
+                silt_core::verify::report::extract(&report)
+                    .into_iter()
+                    .flat_map(|r| r.citations.into_iter().map(|c| c.locator))
+                    .collect()
+            })
+            .await
+            .unwrap_or_default()
+        }
+    }
+}
+
 /// Runs `sieve_verify`. `caller_dir` is where relative base paths resolve
 /// and the default base path (None, as over HTTP: base_path must be
 /// absolute and file locators need one); `steps` counts sources fetched
@@ -185,6 +207,9 @@ pub async fn run(
     };
     let fetcher = SourceFetcher::new(base.as_deref(), NetPolicy::from_config(&config.fetch))
         .map_err(CallError::InvalidRequest)?;
+    // the engine asks for sources one at a time; fetched ahead, a call
+    // citing six slow URLs waits for the slowest, not for their sum
+    fetcher.prefetch(cited(&request.claims).await).await;
     let judge = params
         .judge
         .as_deref()

@@ -222,7 +222,11 @@ pub fn run_shortlisted(
         if binary {
             continue;
         }
-        let text = repo.read(&path).map_err(AskError::InvalidRequest)?;
+        // one unreadable file is not the repository's failure: the host
+        // lists it as skipped and the rest is ranked
+        let Ok(text) = repo.read(&path) else {
+            continue;
+        };
         counts.push(evidence.count(&path, &text));
         let n_lines = units::lines(&text).len();
         if !engine_answers {
@@ -288,8 +292,10 @@ pub fn run_shortlisted(
     let mut span_counts: Vec<Counts> = Vec::new();
     let mut items = Vec::new();
     for hit in &strongest {
-        let text = repo.read(&hit.path).map_err(AskError::InvalidRequest)?;
-        let syntax = repo.syntax(&hit.path).map_err(AskError::InvalidRequest)?;
+        let Ok(text) = repo.read(&hit.path) else {
+            continue;
+        };
+        let syntax = repo.syntax(&hit.path).unwrap_or(None);
         let lines = units::lines(&text);
         for (start, end, kind) in units::stretches(&lines, syntax.as_ref()) {
             let body = lines[start - 1..end].join("\n");
@@ -395,6 +401,38 @@ mod tests {
             top_k,
             threshold: 0.5,
             budget_usd: 0.5,
+        }
+    }
+
+    /// A repository in which some walked files cannot be read.
+    struct Unreadable(Files, &'static [&'static str]);
+
+    impl Repository for Unreadable {
+        fn walk(&mut self) -> Result<Vec<(String, bool)>, String> {
+            self.0.walk()
+        }
+        fn read(&mut self, path: &str) -> Result<String, String> {
+            if self.1.contains(&path) {
+                return Err(format!("cannot read {path} (Permission denied)"));
+            }
+            self.0.read(path)
+        }
+    }
+
+    #[test]
+    fn an_unreadable_file_is_left_out_and_the_rest_ranked() {
+        for mode in [Mode::Files, Mode::Functions] {
+            let mut repo = Unreadable(
+                Files(vec![
+                    ("a/parser.rs", "fn parse() {}\n".into(), false),
+                    ("locked/parser.rs", "fn parse() {}\n".into(), false),
+                    ("z/parser.rs", "fn parse() {}\n".into(), false),
+                ]),
+                &["locked/parser.rs"],
+            );
+            let out = run(&mut Word(vec![]), &mut repo, &request(mode, 20)).unwrap();
+            let paths: Vec<&str> = out.results.iter().map(|h| h.path.as_str()).collect();
+            assert_eq!(paths, ["a/parser.rs", "z/parser.rs"], "{mode:?}");
         }
     }
 

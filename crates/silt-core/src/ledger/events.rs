@@ -20,6 +20,10 @@ pub enum EventKind {
     /// A merge or a resolved contradiction taken back (`silt ledger
     /// undo`): `others` are the lessons active again.
     Undone,
+    /// An entry deleted on request (`silt ledger forget`); only its id and
+    /// the reason remain, here. `others` repeats the id when the entry was
+    /// active, so the drift counts it.
+    Forgotten,
 }
 
 /// A mutation, the entries it touched and why.
@@ -72,7 +76,7 @@ impl EventKind {
         match self {
             EventKind::Captured | EventKind::Revived => n,
             EventKind::Faded | EventKind::Evicted => -n,
-            EventKind::Merged | EventKind::Resolved => -others,
+            EventKind::Merged | EventKind::Resolved | EventKind::Forgotten => -others,
             EventKind::Abstracted => n - others,
             EventKind::Undone => others,
             EventKind::Fired

@@ -7,6 +7,7 @@ pub mod candidates;
 pub mod demo;
 pub mod entry;
 pub mod events;
+pub mod limits;
 pub mod ops;
 pub mod relate;
 pub mod similarity;

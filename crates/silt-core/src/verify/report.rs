@@ -506,3 +506,48 @@ mod tests {
         assert!(!is_path_like("foo()") && !is_path_like("1.5") && !is_path_like("a b.rs"));
     }
 }
+
+#[cfg(test)]
+mod deep_tests {
+    use super::*;
+
+    /// 100k levels of each nesting Markdown allows, read on a 256 KiB stack
+    /// (a wasm guest's fiber is not much larger): no overflow, and linear
+    /// enough to finish well inside a test's time.
+    #[test]
+    fn deep_nesting_neither_overflows_nor_stalls() {
+        let n = 100_000;
+        let cases = [
+            (
+                "blockquotes",
+                format!("{} claim [a](https://a.example/x).\n", ">".repeat(n)),
+            ),
+            (
+                "list items",
+                (0..2000)
+                    .map(|i| format!("{}- item {i} [a](https://a.example/{i}).\n", "  ".repeat(i)))
+                    .collect::<String>(),
+            ),
+            ("brackets", format!("{}x{}\n", "[".repeat(n), "]".repeat(n))),
+            (
+                "emphasis",
+                format!("{}x{}\n", "*_".repeat(n / 2), "_*".repeat(n / 2)),
+            ),
+            ("links", "[a](https://a.example/x) ".repeat(n)),
+        ];
+        for (name, doc) in cases {
+            let started = std::time::Instant::now();
+            let records = std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn(move || extract(&doc).len())
+                .unwrap()
+                .join()
+                .unwrap_or_else(|_| panic!("{name}: the extractor panicked"));
+            let took = started.elapsed();
+            assert!(
+                took.as_secs() < 20,
+                "{name}: {took:?} for {records} records"
+            );
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! Reading files beneath a folder with no window between the check and the
+//! read. A path is resolved by the kernel relative to an open handle of the
+//! folder (`openat2` with `RESOLVE_BENEATH`, or cap-primitives' own
+//! component-by-component walk where that call is missing), so swapping a
+//! folder for a symlink while silt reads can never hand out a byte from
+//! outside: the file that was opened is the file that was checked.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use cap_primitives::fs::{OpenOptions, OpenOptionsExt};
+
+/// Why a file beneath the folder could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BeneathError {
+    /// The path (through `..`, an absolute path or a symlink) leads out.
+    #[error("it lies outside {0}")]
+    Outside(PathBuf),
+    /// A folder, a device, a FIFO or a socket.
+    #[error("it is not a regular file")]
+    NotAFile,
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// An open folder that files are read beneath.
+#[derive(Debug)]
+pub struct Beneath {
+    dir: std::fs::File,
+    root: PathBuf,
+}
+
+/// The first bytes of a file and whether there was more.
+#[derive(Debug)]
+pub struct Head {
+    pub bytes: Vec<u8>,
+    /// The file held more than the cap; `bytes` is its head.
+    pub cut: bool,
+}
+
+impl Beneath {
+    /// Opens `root` (a folder) as the boundary for later reads.
+    pub fn open(root: &Path) -> std::io::Result<Beneath> {
+        let dir = cap_primitives::fs::open_ambient_dir(root, cap_primitives::ambient_authority())?;
+        Ok(Beneath {
+            dir,
+            root: root.to_path_buf(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Reads at most `cap` bytes of the regular file at `rel` (relative to
+    /// the root). Symlinks that stay inside are followed; anything that
+    /// leads out is refused as [`BeneathError::Outside`].
+    pub fn read_head(&self, rel: &Path, cap: usize) -> Result<Head, BeneathError> {
+        if rel.is_absolute() {
+            return Err(BeneathError::Outside(self.root.clone()));
+        }
+        let mut options = OpenOptions::new();
+        options.read(true);
+        // a FIFO would block the open; a terminal must not become ours
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        let file = cap_primitives::fs::open(&self.dir, rel, &options).map_err(|e| {
+            // the escape refusal is cap-primitives' own error, never an
+            // errno: a real EACCES carries its OS code
+            let refused =
+                e.kind() == std::io::ErrorKind::PermissionDenied && e.raw_os_error().is_none();
+            if refused || e.raw_os_error() == Some(libc::EXDEV) {
+                BeneathError::Outside(self.root.clone())
+            } else {
+                BeneathError::Io(e)
+            }
+        })?;
+        // checked on the handle itself: what was opened is what is read
+        if !file.metadata()?.is_file() {
+            return Err(BeneathError::NotAFile);
+        }
+        let mut bytes = Vec::new();
+        file.take(cap as u64 + 1).read_to_end(&mut bytes)?;
+        let cut = bytes.len() > cap;
+        bytes.truncate(cap);
+        Ok(Head { bytes, cut })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_stay_beneath_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/a.txt"), "alpha").unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "secret").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("out")).unwrap();
+        std::os::unix::fs::symlink("sub/a.txt", root.join("in")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("abs")).unwrap();
+        let b = Beneath::open(&root).unwrap();
+        let read = |p: &str| b.read_head(Path::new(p), 1 << 20);
+        assert_eq!(read("sub/a.txt").unwrap().bytes, b"alpha");
+        assert_eq!(read("in").unwrap().bytes, b"alpha");
+        for p in [
+            "../secret.txt",
+            "out",
+            "abs",
+            "/etc/passwd",
+            "sub/../../secret.txt",
+        ] {
+            assert!(
+                matches!(read(p), Err(BeneathError::Outside(_))),
+                "{p}: {:?}",
+                read(p)
+            );
+        }
+        assert!(matches!(read("sub"), Err(BeneathError::NotAFile)));
+        assert!(matches!(read("missing"), Err(BeneathError::Io(_))));
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let b = Beneath::open(dir.path()).unwrap();
+        assert!(matches!(
+            b.read_head(Path::new("fifo"), 10),
+            Err(BeneathError::NotAFile)
+        ));
+    }
+
+    #[test]
+    fn a_large_file_gives_its_head() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("big"), vec![b'x'; 100]).unwrap();
+        let b = Beneath::open(dir.path()).unwrap();
+        let h = b.read_head(Path::new("big"), 10).unwrap();
+        assert_eq!((h.bytes.len(), h.cut), (10, true));
+        let h = b.read_head(Path::new("big"), 100).unwrap();
+        assert_eq!((h.bytes.len(), h.cut), (100, false));
+    }
+
+    /// Swaps a folder for a symlink to an outside folder in a loop while
+    /// reading through it: no read may ever return the outside file.
+    #[test]
+    fn a_symlink_swap_race_never_leaks_a_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("d/f.txt"), "inside").unwrap();
+        std::fs::write(outside.join("f.txt"), "OUTSIDE").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (root, outside, stop) = (root.clone(), outside.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let real = root.join("d");
+                let parked = root.join("d.real");
+                let link = root.join("d.link");
+                let mut swaps = 0u32;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    // d: folder → symlink → folder, each step one rename
+                    std::fs::rename(&real, &parked).unwrap();
+                    let _ = std::fs::remove_file(&link);
+                    std::os::unix::fs::symlink(&outside, &link).unwrap();
+                    std::fs::rename(&link, &real).unwrap();
+                    std::fs::remove_file(&real).unwrap();
+                    std::fs::rename(&parked, &real).unwrap();
+                    swaps += 1;
+                }
+                swaps
+            })
+        };
+        let b = Beneath::open(&root).unwrap();
+        let (mut inside, mut refused) = (0, 0);
+        for _ in 0..5000 {
+            match b.read_head(Path::new("d/f.txt"), 100) {
+                Ok(h) => {
+                    assert_eq!(h.bytes, b"inside", "a read left the root");
+                    inside += 1;
+                }
+                Err(_) => refused += 1,
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swaps = swapper.join().unwrap();
+        assert!(
+            swaps > 0 && inside > 0,
+            "swaps {swaps}, inside {inside}, refused {refused}"
+        );
+    }
+}
