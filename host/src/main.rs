@@ -12,8 +12,11 @@ async fn main() -> std::process::ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     // stdout may be the MCP pipe: diagnostics go to stderr only.
+    // colour codes only for a person at a terminal, never in a log file
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SILT_LOG")
                 .unwrap_or_else(|_| "warn".into()),

@@ -165,3 +165,56 @@ fn demo_consolidates_ten_lessons_into_six() {
         .count();
     assert_eq!(dormant, 3);
 }
+
+/// `silt grep` as a person reads it: one line per hit and a summary whose
+/// counts are numbers (they once printed "null").
+#[test]
+fn grep_prints_hits_and_a_summary_with_counts() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(repo.path().join("config.py"), "def parse_config(): pass\n").unwrap();
+    std::fs::write(repo.path().join("page.py"), "def render(): pass\n").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_silt"))
+        .args(["grep", "--threshold", "0", "where is the config parsed"])
+        .arg(repo.path())
+        .env("SILT_CACHE_DIR", cache.path())
+        .env("SILT_PLUGIN_PATH", cache.path().join("none"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.lines().next().unwrap().contains("config.py"), "{text}");
+    assert!(text.contains("(0 judge requests, 0 cached)"), "{text}");
+    assert!(!text.contains("null"), "{text}");
+}
+
+/// `silt verify` with no claims names both ways to give them.
+#[test]
+fn verify_without_claims_names_report_and_records() {
+    let (ok, _, err) = silt(&["verify"], "");
+    assert!(!ok);
+    assert!(
+        err.contains("--report") && err.contains("--records"),
+        "{err}"
+    );
+}
+
+/// Logs carry no colour codes when stderr is not a terminal.
+#[test]
+fn logs_off_a_terminal_have_no_colour_codes() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_silt"))
+        .args(["plugins", "list"])
+        .env("SILT_CACHE_DIR", cache.path())
+        .env("SILT_PLUGIN_PATH", cache.path().join("none"))
+        .env("SILT_LOG", "debug")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.is_empty(), "debug logging printed nothing");
+    assert!(!err.contains('\u{1b}'), "{err}");
+}

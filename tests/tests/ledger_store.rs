@@ -62,16 +62,14 @@ fn export(ledger: &Path) -> Vec<Value> {
     serde_json::from_str(&out).unwrap()
 }
 
-#[test]
-fn eight_writers_lose_no_capture() {
-    let dir = tempfile::tempdir().unwrap();
-    let ledger = dir.path().join("ledger.db");
-    // create it and warm the compile cache first, so the race is about writes
-    assert!(silt(&ledger, &["stats"]).0);
+/// Eight `silt ledger capture` processes started at once on `ledger`, each
+/// capturing `n` lessons from its own file (named `prefix` and its number);
+/// every one must finish with success.
+fn eight_writers(dir: &Path, ledger: &Path, prefix: &str, n: usize) {
     let children: Vec<_> = (0..8)
         .map(|w| {
-            let file = captures_file(dir.path(), &format!("w{w}"), 250);
-            spawn_capture(&ledger, &file, Stdio::null())
+            let file = captures_file(dir, &format!("{prefix}{w}"), n);
+            spawn_capture(ledger, &file, Stdio::null())
         })
         .collect();
     for child in children {
@@ -82,6 +80,15 @@ fn eight_writers_lose_no_capture() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+#[test]
+fn eight_writers_lose_no_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.db");
+    // create it and warm the compile cache first, so the race is about writes
+    assert!(silt(&ledger, &["stats"]).0);
+    eight_writers(dir.path(), &ledger, "w", 250);
     let entries = export(&ledger);
     assert_eq!(entries.len(), 2000);
     let mut ids: Vec<&str> = entries.iter().map(|e| e["id"].as_str().unwrap()).collect();
@@ -316,4 +323,47 @@ fn a_ledger_this_user_cannot_write_is_not_called_damaged() {
     assert!(err.contains("SILT_LEDGER_PATH"), "{err}");
     assert!(!err.contains("damaged"), "{err}");
     assert_eq!(std::fs::read(&ledger).unwrap(), before);
+}
+
+/// Eight processes capturing into one ledger that does not exist yet: the
+/// ledger is created once, whole, and every capture is acknowledged and
+/// kept (no process ever sees a half-made file).
+#[test]
+fn eight_processes_on_one_new_ledger_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    // warm the compile cache elsewhere, so the processes race on the file
+    assert!(silt(&dir.path().join("warm.db"), &["stats"]).0);
+    for round in 0..3 {
+        let ledger = dir.path().join(format!("new-{round}.db"));
+        eight_writers(dir.path(), &ledger, &format!("r{round}w"), 40);
+        assert_eq!(export(&ledger).len(), 320, "round {round}");
+    }
+    // nothing built aside is left behind
+    let leftovers: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".new-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// A ledger path in a folder that does not exist is an error naming the
+/// folder, and nothing is created.
+#[test]
+fn a_ledger_in_a_missing_folder_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("no/such/dir/l.db");
+    let out = Command::new(silt_binary())
+        .arg("ledger")
+        .arg("--ledger")
+        .arg(&ledger)
+        .arg("stats")
+        .env("SILT_CACHE_DIR", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    let (ok, err) = (out.status.success(), String::from_utf8_lossy(&out.stderr));
+    assert!(!ok);
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!dir.path().join("no").exists());
 }

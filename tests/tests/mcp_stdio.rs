@@ -359,6 +359,7 @@ async fn grep_over_stdio_walks_as_git_would_and_ranks_files() {
         std::fs::write(p, body).unwrap();
     }
     std::os::unix::fs::symlink(home.path().join("silt.toml"), repo.join("link.toml")).unwrap();
+    let before = tree_snapshot(&repo);
     let out = structured(
         &call_tool(
             &client,
@@ -386,8 +387,7 @@ async fn grep_over_stdio_walks_as_git_would_and_ranks_files() {
     // asked again over unchanged files: the same results. The lexical judge
     // is never called by grep (the engine scores files with the
     // repository's statistics, silt_core::grep::evidence), so there is
-    // nothing to cache; the cache still sits in the repository because its
-    // .gitignore now names it
+    // nothing to cache
     assert_eq!(out["requests"].as_u64(), Some(0), "{out}");
     let again = structured(
         &call_tool(
@@ -403,11 +403,6 @@ async fn grep_over_stdio_walks_as_git_would_and_ranks_files() {
         "{again}"
     );
     assert_eq!(again["results"], out["results"]);
-    assert!(repo.join(".silt-cache/answers.sqlite").is_file());
-    assert_eq!(
-        std::fs::read_to_string(repo.join(".gitignore")).unwrap(),
-        "build/\n*.log\n.silt-cache/\n"
-    );
 
     let functions = structured(
         &call_tool(
@@ -428,6 +423,23 @@ async fn grep_over_stdio_walks_as_git_would_and_ranks_files() {
         ),
         (&json!(1), &json!(2)),
         "{functions}"
+    );
+    // the other read-only tools that read the repository: verify its files
+    for args in [
+        json!({"base_path": repo.to_str().unwrap(), "records": [{"claim": "a.py parses the config",
+               "citations": [{"locator": "a.py", "quote": "toml.load"}]}]}),
+        json!({"base_path": repo.to_str().unwrap(), "report": "# Notes\n\nThe config is parsed in `a.py`.\n"}),
+    ] {
+        assert_ne!(
+            call_tool(&client, "sieve_verify", args).await.is_error,
+            Some(true)
+        );
+    }
+    // read-only means read-only: the repository is byte for byte as it was
+    assert_eq!(
+        tree_snapshot(&repo),
+        before,
+        "a read-only tool wrote into the repository"
     );
 
     for (args, needle) in [
@@ -523,4 +535,33 @@ fn grep_ranks_what_it_can_read_and_lists_the_rest() {
         "{v:#}"
     );
     assert_eq!(v["read_in_part"]["paths"][0], "big.log", "{v:#}");
+}
+
+/// Every path under `dir` with its bytes (a symlink: its target), for
+/// checking that nothing was written.
+fn tree_snapshot(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let kind = entry.file_type().unwrap();
+            if kind.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(rel, target.to_string_lossy().into_owned().into_bytes());
+            } else if kind.is_dir() {
+                out.insert(format!("{rel}/"), Vec::new());
+                stack.push(path);
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
 }

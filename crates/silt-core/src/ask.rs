@@ -275,6 +275,21 @@ pub fn yes_probabilities(
     Ok(p)
 }
 
+/// A distribution that says nothing: every option equally likely, what a
+/// judge returns when it found nothing to go on (the lexical judge when no
+/// word is shared). Reported as "no evidence", never as a choice.
+pub fn is_uninformative(probabilities: &[f64]) -> bool {
+    probabilities.len() > 1
+        && probabilities
+            .iter()
+            .all(|p| (p - probabilities[0]).abs() < 1e-4)
+}
+
+/// A yes-probability of one half: as uninformative as a coin.
+pub fn is_uninformative_yes(p: f64) -> bool {
+    (p - 0.5).abs() < 1e-4
+}
+
 fn shape(req: &AskRequest, answered: Vec<(&Item, Answer)>) -> AskRows {
     let labels = req.question.space.labels();
     let labelled = |p: &[f64]| -> Vec<(String, f64)> {
@@ -303,7 +318,13 @@ fn shape(req: &AskRequest, answered: Vec<(&Item, Answer)>) -> AskRows {
                     }),
                     Answer::Distribution { .. } => None,
                 })
-                .filter(|r| r.probability >= req.threshold)
+                // an item with no evidence (one half) never passes a
+                // threshold of one half by a tie
+                .filter(|r| {
+                    r.probability >= req.threshold
+                        && !(is_uninformative_yes(r.probability)
+                            && is_uninformative_yes(req.threshold))
+                })
                 .collect();
             rows.sort_by(|a, b| b.probability.total_cmp(&a.probability));
             if let Some(k) = req.top_k {
@@ -436,6 +457,33 @@ mod tests {
             rows.windows(2)
                 .all(|w| w[0].probability >= w[1].probability)
         );
+    }
+
+    #[test]
+    fn no_evidence_is_recognised_and_never_passes_by_a_tie() {
+        assert!(is_uninformative(&[0.3333, 0.3333, 0.3333]));
+        assert!(is_uninformative(&[0.25; 4]));
+        assert!(!is_uninformative(&[0.4, 0.3, 0.3]));
+        assert!(!is_uninformative(&[1.0]));
+        assert!(is_uninformative_yes(0.5) && !is_uninformative_yes(0.51));
+        // item 0 gets a coin toss, the others 0.7
+        let mut j = Scripted::new(0.0, |i| {
+            Answer::YesProbability(if i == 0 { 0.5 } else { 0.7 })
+        });
+        let mut req = judge_request(3);
+        req.threshold = 0.5;
+        let AskRows::Judge(rows) = run(&mut j, &req).unwrap().rows else {
+            panic!()
+        };
+        let ids: Vec<_> = rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["1", "2"], "a coin-toss answer is not a pass");
+        // under a lower threshold it is not a tie: listed (and marked by
+        // the tool as evidence none)
+        req.threshold = 0.2;
+        let AskRows::Judge(rows) = run(&mut j, &req).unwrap().rows else {
+            panic!()
+        };
+        assert_eq!(rows.len(), 3);
     }
 
     #[test]

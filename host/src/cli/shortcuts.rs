@@ -139,8 +139,8 @@ pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
         "{} hits of {} units scored ({} judge requests, {} cached)",
         hits.len(),
         out["units_scored"],
-        out["usage"]["requests"],
-        out["usage"]["cache_hits"]
+        out["requests"],
+        out["cache_hits"]
     );
     for s in out["skipped"].as_array().into_iter().flatten() {
         println!(
@@ -162,7 +162,7 @@ pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
     /// A Markdown report to read claims from ('-' for stdin).
-    #[arg(long, conflicts_with = "records", required_unless_present = "records")]
+    #[arg(long, conflicts_with = "records")]
     pub report: Option<String>,
     /// A JSON list of records {claim, claim_context?, kind?, premises?, citations} ('-' for stdin).
     #[arg(long)]
@@ -199,6 +199,11 @@ fn read_text(path: &str) -> Result<String> {
 }
 
 pub async fn verify(app: &App, args: VerifyArgs) -> Result<()> {
+    if args.report.is_none() && args.records.is_none() {
+        anyhow::bail!(
+            "give the claims to check: --report FILE (a Markdown report) or --records FILE (a JSON list of claims); '-' reads stdin"
+        );
+    }
     let params = verify::VerifyParams {
         records: match &args.records {
             Some(path) => Some(read_json(

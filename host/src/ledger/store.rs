@@ -77,8 +77,10 @@ impl Store {
     /// `$SILT_LEDGER_PATH`; else, when the seed's `$SEDIMENT_LEDGER_PATH`
     /// names a Sediment JSON ledger, a silt ledger beside it
     /// (`ledger.json` → `ledger.silt.db`, imported on first open); else
-    /// `<data dir>/silt/ledger.db`. Returns the path and the Sediment file
-    /// to import if the ledger is new.
+    /// `<data dir>/silt/ledger.db`, making silt's own data folder if need
+    /// be (a folder named by the user must exist: see [`Store::open`]).
+    /// Returns the path and the Sediment file to import if the ledger is
+    /// new.
     pub fn default_path() -> (PathBuf, Option<PathBuf>) {
         if let Some(p) = std::env::var_os("SILT_LEDGER_PATH") {
             return (PathBuf::from(p), None);
@@ -87,21 +89,27 @@ impl Store {
             let json = PathBuf::from(p);
             return (json.with_extension("silt.db"), Some(json));
         }
-        let dir = dirs::data_dir().unwrap_or_else(std::env::temp_dir);
-        (dir.join("silt").join("ledger.db"), None)
+        let dir = dirs::data_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join("silt");
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            // Store::open names the missing folder and the fix
+            tracing::warn!("cannot create {}: {e}", dir.display());
+        }
+        (dir.join("ledger.db"), None)
     }
 
     /// Opens (or creates) the ledger at `path`, refusing anything that is
-    /// not a healthy silt ledger without writing to it.
+    /// not a healthy silt ledger without writing to it. The folder must
+    /// exist: a mistyped path is an error, not a new ledger somewhere.
     pub fn open(path: &Path) -> Result<Store> {
         if let Some(problem) = access_problem(path) {
             bail!("{problem}");
         }
-        if path.exists() {
-            check_existing(path)?;
-        } else if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        if !path.exists() {
+            create(path)?;
         }
+        check_existing(path)?;
         let conn =
             Connection::open(path).with_context(|| format!("opening ledger {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(60))?;
@@ -110,30 +118,11 @@ impl Store {
         // freed space is zeroed, so a forgotten lesson's text (and the old
         // copies every update leaves behind) does not linger in the file
         conn.pragma_update(None, "secure_delete", true)?;
-        // an existing ledger with every table is opened without a write:
-        // a reader never queues behind a long sleep for the write lock
+        // a ledger made by an older silt may lack a table added since; one
+        // with every table is opened without a write, so a reader never
+        // queues behind a long sleep for the write lock
         if !has_every_table(&conn)? {
-            conn.pragma_update(None, "journal_mode", "WAL")?;
-            conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE;
-                 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-                 CREATE TABLE IF NOT EXISTS entries (
-                     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                     id TEXT NOT NULL UNIQUE,
-                     body TEXT NOT NULL,
-                     version INTEGER NOT NULL);
-                 CREATE INDEX IF NOT EXISTS entries_version ON entries(version);
-                 CREATE TABLE IF NOT EXISTS events (
-                     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                     at REAL NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL,
-                     others TEXT NOT NULL, reason TEXT NOT NULL);
-                 CREATE INDEX IF NOT EXISTS events_id ON events(id);
-                 CREATE TABLE IF NOT EXISTS undo (
-                     seq INTEGER PRIMARY KEY, before TEXT NOT NULL);
-                 INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA}');
-                 INSERT OR IGNORE INTO meta VALUES ('version', '0');
-                 COMMIT;"
-            ))?;
+            conn.execute_batch(&schema_batch())?;
         }
         Ok(Store {
             conn,
@@ -506,6 +495,78 @@ fn access_problem(path: &Path) -> Option<String> {
         return Some(explain("its folder", dir, e));
     }
     None
+}
+
+/// The tables, indexes and marks of a silt ledger, in one transaction.
+fn schema_batch() -> String {
+    format!(
+        "BEGIN IMMEDIATE;
+         CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS entries (
+             seq INTEGER PRIMARY KEY AUTOINCREMENT,
+             id TEXT NOT NULL UNIQUE,
+             body TEXT NOT NULL,
+             version INTEGER NOT NULL);
+         CREATE INDEX IF NOT EXISTS entries_version ON entries(version);
+         CREATE TABLE IF NOT EXISTS events (
+             seq INTEGER PRIMARY KEY AUTOINCREMENT,
+             at REAL NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL,
+             others TEXT NOT NULL, reason TEXT NOT NULL);
+         CREATE INDEX IF NOT EXISTS events_id ON events(id);
+         CREATE TABLE IF NOT EXISTS undo (
+             seq INTEGER PRIMARY KEY, before TEXT NOT NULL);
+         INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA}');
+         INSERT OR IGNORE INTO meta VALUES ('version', '0');
+         COMMIT;"
+    )
+}
+
+/// Makes a new ledger at `path` whole or not at all: built aside under a
+/// name of its own, then linked into place only if nothing is there yet.
+/// A process that loses the race finds a complete ledger (the winner's)
+/// and uses it; none ever sees a half-made file.
+fn create(path: &Path) -> Result<()> {
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d,
+        None => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "the folder {} does not exist; create it (or point SILT_LEDGER_PATH at an existing folder) — silt does not make folders for a ledger",
+            dir.display()
+        );
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "ledger".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let aside = dir.join(format!(".{name}.new-{}-{nanos}", std::process::id()));
+    let built = (|| -> Result<()> {
+        let conn = Connection::open(&aside)
+            .with_context(|| format!("creating ledger {}", path.display()))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.execute_batch(&schema_batch())?;
+        // closing the only connection folds the log into the file
+        conn.close().map_err(|(_, e)| e)?;
+        Ok(())
+    })();
+    let placed =
+        built.and_then(|()| match std::fs::hard_link(&aside, path) {
+            Ok(()) => Ok(()),
+            // another process placed its ledger first: use that one
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(anyhow::Error::new(e)
+                .context(format!("placing the new ledger at {}", path.display()))),
+        });
+    for leftover in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{leftover}", aside.display()));
+    }
+    placed
 }
 
 /// Whether the ledger already has every table this silt uses.

@@ -123,37 +123,15 @@ impl AnswerCache {
     }
 }
 
-/// Where grep keeps a repository's answers. With a `.gitignore` at the
-/// root: `<root>/<cache_dir>/answers.sqlite`, after appending `<cache_dir>/`
-/// to the `.gitignore` if no line names it (the file is only ever
-/// appended to). Without one: `<user_cache>/<sha256(root)[..16]>/answers.sqlite`,
-/// so no untracked folder appears in someone else's tree.
-pub fn grep_cache_path(root: &Path, user_cache: &Path, cache_dir: &str) -> Result<PathBuf> {
-    let gitignore = root.join(".gitignore");
-    if gitignore.is_file() {
-        let text = std::fs::read_to_string(&gitignore)
-            .with_context(|| format!("cannot read {}", gitignore.display()))?;
-        let named = text.lines().any(|l| {
-            let l = l.trim().trim_start_matches('/').trim_end_matches('/');
-            l == cache_dir
-        });
-        if !named {
-            use std::io::Write;
-            let mut f = std::fs::OpenOptions::new()
-                .append(true)
-                .open(&gitignore)
-                .with_context(|| format!("cannot extend {}", gitignore.display()))?;
-            let sep = if text.is_empty() || text.ends_with('\n') {
-                ""
-            } else {
-                "\n"
-            };
-            writeln!(f, "{sep}{cache_dir}/")?;
-        }
-        return Ok(root.join(cache_dir).join("answers.sqlite"));
-    }
+/// Where grep keeps a repository's answers: under silt's own cache folder,
+/// `<user_cache>/<sha256(canonical root)[..16]>/answers.sqlite`, never in
+/// the repository (grep is read-only; the seed appended its cache folder
+/// to the repository's `.gitignore`). The answers themselves are keyed by
+/// the text judged, so an edited file is judged afresh.
+pub fn grep_cache_path(root: &Path, user_cache: &Path) -> PathBuf {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let key = hex::encode(Sha256::digest(root.to_string_lossy().as_bytes()));
-    Ok(user_cache.join(&key[..16]).join("answers.sqlite"))
+    user_cache.join(&key[..16]).join("answers.sqlite")
 }
 
 fn answer_to_json(a: &Answer) -> Value {
@@ -266,31 +244,20 @@ mod tests {
     }
 
     #[test]
-    fn grep_caches_live_in_the_repo_only_when_its_gitignore_can_say_so() {
+    fn grep_caches_live_in_silts_cache_never_in_the_repository() {
         let user = tempfile::tempdir().unwrap();
-        let with = tempfile::tempdir().unwrap();
-        std::fs::write(with.path().join(".gitignore"), "target").unwrap();
-        let p = grep_cache_path(with.path(), user.path(), ".silt-cache").unwrap();
-        assert_eq!(p, with.path().join(".silt-cache/answers.sqlite"));
-        let again = grep_cache_path(with.path(), user.path(), ".silt-cache").unwrap();
-        assert_eq!(again, p);
-        assert_eq!(
-            std::fs::read_to_string(with.path().join(".gitignore")).unwrap(),
-            "target\n.silt-cache/\n",
-            "appended once, the user's lines untouched"
-        );
-
-        let without = tempfile::tempdir().unwrap();
-        let p = grep_cache_path(without.path(), user.path(), ".silt-cache").unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(repo.path().join(".gitignore"), "target").unwrap();
+        let p = grep_cache_path(repo.path(), user.path());
         assert!(p.starts_with(user.path()), "{}", p.display());
-        assert!(
-            std::fs::read_dir(without.path()).unwrap().next().is_none(),
-            "nothing left in the tree"
-        );
+        // the same folder by another spelling is the same cache
+        let dotted = repo.path().join(".");
+        assert_eq!(grep_cache_path(&dotted, user.path()), p);
         let other = tempfile::tempdir().unwrap();
-        assert_ne!(
-            p,
-            grep_cache_path(other.path(), user.path(), ".silt-cache").unwrap()
+        assert_ne!(p, grep_cache_path(other.path(), user.path()));
+        assert_eq!(
+            std::fs::read_to_string(repo.path().join(".gitignore")).unwrap(),
+            "target"
         );
     }
 

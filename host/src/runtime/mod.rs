@@ -523,13 +523,13 @@ impl Runtime {
         let grant = state::RepoGrant::new(root.to_path_buf(), crate::tools::grep::CACHE_DIR);
         let notes = grant.notes.clone();
         let repo = Some(grant);
-        // grep's answers live with the repository (or beside it in the
-        // user cache), by the reference's placement rule
+        // grep's answers live in silt's cache, keyed by the repository
+        // (never inside it: grep is read-only)
         let answers = match (&self.answers, &self.grep_cache_root) {
             (Some(_), Some(user_cache)) => {
-                match answer_cache::grep_cache_path(root, user_cache, crate::tools::grep::CACHE_DIR)
-                    .and_then(|p| answer_cache::AnswerCache::open(&p))
-                {
+                match answer_cache::AnswerCache::open(&answer_cache::grep_cache_path(
+                    root, user_cache,
+                )) {
                     Ok(c) => Some(Arc::new(c)),
                     Err(e) => {
                         tracing::warn!("grep answer cache off for this call: {e:#}");

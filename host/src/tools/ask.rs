@@ -14,6 +14,7 @@ use silt_core::ask::{DEFAULT_BUDGET_USD, DEFAULT_MAX_CHARS};
 
 /// The question kinds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// yes/no criteria → one probability per item
@@ -27,6 +28,7 @@ pub enum Kind {
 
 /// An item id: a string or a number (returned as a string).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(untagged)]
 pub enum ItemId {
     Text(String),
@@ -35,6 +37,7 @@ pub enum ItemId {
 
 /// An item: a plain string, or `{id, text}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(untagged)]
 pub enum ItemInput {
     Text(String),
@@ -48,6 +51,7 @@ pub enum ItemInput {
 
 /// Arguments of `sieve_ask`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct AskParams {
     /// The question asked of every item; put shared context (the traceback, the spec, the goal) here.
@@ -70,16 +74,20 @@ pub struct AskParams {
     #[serde(default)]
     pub levels: Option<Vec<String>>,
     /// judge: keep at most this many results.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_u32")]
+    #[schemars(range(min = 1))]
     pub top_k: Option<u32>,
     /// judge: drop results below this probability (default 0).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub threshold: Option<f64>,
     /// Each item is cut to this many characters (default 4000, at least 100).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_u32")]
+    #[schemars(range(min = 100))]
     pub max_chars: Option<u32>,
     /// The most the call may spend, in USD (default 0.50).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0))]
     pub budget_usd: Option<f64>,
     /// The judge plugin to ask (default: silt.toml's choice for sieve_ask, else lexical).
     #[serde(default)]
@@ -195,17 +203,43 @@ pub fn distribution(probabilities: &[LabelledProbability]) -> Value {
 
 /// The seed's result shape.
 pub fn result_json(kind: Kind, judge: &str, result: &AskResult) -> Value {
+    use silt_core::ask::{is_uninformative, is_uninformative_yes};
+    // an answer that says nothing is marked, and names no choice or level
+    let flat =
+        |p: &[LabelledProbability]| -> Vec<f64> { p.iter().map(|l| l.probability).collect() };
     let results: Vec<Value> = match &result.results {
-        Results::Judge(rows) => rows.iter().map(|r| json!({"id": r.id, "probability": r.probability})).collect(),
+        Results::Judge(rows) => rows
+            .iter()
+            .map(|r| {
+                let mut row = json!({"id": r.id, "probability": r.probability});
+                if is_uninformative_yes(r.probability) {
+                    row["evidence"] = json!("none");
+                }
+                row
+            })
+            .collect(),
         Results::Choose(rows) => rows
             .iter()
-            .map(|r| json!({"id": r.id, "choice": r.choice, "probabilities": distribution(&r.probabilities)}))
+            .map(|r| {
+                let mut row = json!({"id": r.id, "choice": r.choice, "probabilities": distribution(&r.probabilities)});
+                if is_uninformative(&flat(&r.probabilities)) {
+                    row["choice"] = Value::Null;
+                    row["evidence"] = json!("none");
+                }
+                row
+            })
             .collect(),
         Results::Score(rows) => rows
             .iter()
             .map(|r| {
-                json!({"id": r.id, "level": r.level, "label": r.label, "expected": r.expected,
-                       "probabilities": distribution(&r.probabilities)})
+                let mut row = json!({"id": r.id, "level": r.level, "label": r.label, "expected": r.expected,
+                       "probabilities": distribution(&r.probabilities)});
+                if is_uninformative(&flat(&r.probabilities)) {
+                    row["level"] = Value::Null;
+                    row["label"] = Value::Null;
+                    row["evidence"] = json!("none");
+                }
+                row
             })
             .collect(),
     };

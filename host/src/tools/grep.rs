@@ -21,6 +21,7 @@ pub const CACHE_DIR: &str = ".silt-cache";
 
 /// files or functions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(rename_all = "lowercase")]
 pub enum GrepMode {
     /// Score every file by its path and preview.
@@ -32,6 +33,7 @@ pub enum GrepMode {
 
 /// Arguments of `sieve_grep`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct GrepParams {
     /// What you are trying to find out, in plain language.
@@ -42,13 +44,16 @@ pub struct GrepParams {
     #[serde(default)]
     pub mode: GrepMode,
     /// How many results to return (1 to 200, default 20).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_u32")]
+    #[schemars(range(min = 1, max = 200))]
     pub top_k: Option<u32>,
     /// Drop units scoring below this probability (default 0.5).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub threshold: Option<f64>,
     /// The most the call may spend, in USD (default 0.50).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0))]
     pub budget_usd: Option<f64>,
     /// The judge plugin to ask (default: silt.toml's choice for sieve_grep, else lexical).
     #[serde(default)]

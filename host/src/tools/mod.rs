@@ -6,6 +6,7 @@ pub mod ask;
 pub mod grep;
 pub mod rank;
 pub mod route;
+pub mod schema;
 pub mod search;
 pub mod search_cache;
 pub mod search_chain;

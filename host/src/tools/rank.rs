@@ -12,6 +12,7 @@ use crate::tools::ask::{ItemInput, add_usage, items_in};
 
 /// Arguments of `sieve_rank`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct RankParams {
     /// What the candidates are being ranked against.
@@ -19,10 +20,12 @@ pub struct RankParams {
     /// Candidates as [{id, text}] (or strings); a missing id is the list position. Each is cut to 2000 characters.
     pub candidates: Vec<ItemInput>,
     /// Return at most this many results; omit for all.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_u32")]
+    #[schemars(range(min = 1))]
     pub top_k: Option<u32>,
     /// Drop candidates scoring below this probability (default 0).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub threshold: Option<f64>,
     /// The judge plugin to ask (default: silt.toml's choice for sieve_rank, else lexical).
     #[serde(default)]

@@ -13,6 +13,7 @@ use silt_core::route::DEFAULT_ROUTE_BUDGET_USD;
 
 /// One route the caller offers.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct RouteInput {
     /// Unique; `none` is reserved.
@@ -26,6 +27,7 @@ pub struct RouteInput {
 
 /// Arguments of `sieve_route`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct RouteParams {
     /// The request to route.
@@ -33,7 +35,8 @@ pub struct RouteParams {
     /// Routes as [{id, description, aliases}]. Ids must be unique; `none` is reserved.
     pub routes: Vec<RouteInput>,
     /// Approximate budget in USD (default 0.10).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0))]
     pub budget_usd: Option<f64>,
     /// The judge plugin to ask (default: silt.toml's choice for sieve_route, else lexical).
     #[serde(default)]

@@ -24,18 +24,22 @@ use crate::tools::ask::usage_json;
 
 /// Arguments of `sieve_search`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
     /// What to search the web for.
     pub query: String,
     /// Results returned (default 10, at most 50).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_u32")]
+    #[schemars(range(min = 1, max = 50))]
     pub top_k: Option<u32>,
     /// Query variants to run (default 3; 2 to 4, fewer when rewrites coincide).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_u32")]
+    #[schemars(range(min = 2, max = 4))]
     pub variants: Option<u32>,
     /// Deduplicated hits reranked (default 30; at most 50, never below top_k).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_u32")]
+    #[schemars(range(min = 1, max = 50))]
     pub depth: Option<u32>,
     /// The judge plugin that reranks (default: silt.toml's choice for sieve_search, else lexical).
     #[serde(default)]

@@ -35,17 +35,20 @@ fn default_limit() -> u32 {
 
 /// sediment_recall
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct RecallParams {
     /// The task at hand, 1 to 2000 characters.
     pub context: String,
     /// How many lessons, 1 to 20 (default 5).
-    #[serde(default = "default_k")]
+    #[serde(default = "default_k", deserialize_with = "crate::tools::schema::u32")]
+    #[schemars(range(min = 1, max = 20))]
     pub k: u32,
 }
 
 /// How the captured outcome went.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(rename_all = "lowercase")]
 pub enum FeedbackParam {
     Positive,
@@ -55,6 +58,7 @@ pub enum FeedbackParam {
 
 /// sediment_capture
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureParams {
     /// The situation, generalised (WHEN ...), 1 to 300 characters.
@@ -68,6 +72,7 @@ pub struct CaptureParams {
 
 /// sediment_confirm and sediment_contradict
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct IdParams {
     /// The lesson's id, 1 to 32 characters (see sediment_stats).
@@ -76,6 +81,7 @@ pub struct IdParams {
 
 /// sediment_undo
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct UndoParams {
     /// The event's number in the log (`seq` in `silt ledger history`,
@@ -86,6 +92,7 @@ pub struct UndoParams {
 
 /// sediment_forget
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetParams {
     /// The lesson's id (see sediment_stats with include_retired).
@@ -97,11 +104,13 @@ pub struct ForgetParams {
 
 /// sediment_consolidate and sediment_review_candidates
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
 /// sediment_sleep
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct SleepParams {
     /// The judge that relates lessons (default: silt.toml's, else lexical).
@@ -111,6 +120,7 @@ pub struct SleepParams {
 
 /// One verdict on a pair from sediment_review_candidates.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct JudgmentParam {
     pub a_id: String,
@@ -120,6 +130,7 @@ pub struct JudgmentParam {
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(rename_all = "lowercase")]
 pub enum VerdictParam {
     Merge,
@@ -129,6 +140,7 @@ pub enum VerdictParam {
 
 /// sediment_apply_judgments
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct ApplyParams {
     /// 1 to 100 verdicts.
@@ -137,13 +149,18 @@ pub struct ApplyParams {
 
 /// sediment_stats
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct StatsParams {
     /// Include retired (and dormant) entries (default false).
     #[serde(default)]
     pub include_retired: bool,
     /// At most this many entries, 1 to 500 (default 50).
-    #[serde(default = "default_limit")]
+    #[serde(
+        default = "default_limit",
+        deserialize_with = "crate::tools::schema::u32"
+    )]
+    #[schemars(range(min = 1, max = 500))]
     pub limit: u32,
     /// Also report the event log: what fires most, what was pruned, and how the ledger drifted.
     #[serde(default)]

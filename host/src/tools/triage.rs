@@ -16,6 +16,7 @@ use silt_core::triage::DEFAULT_REQUEST_THRESHOLD;
 
 /// One event of a thread.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct EventParam {
     pub id: String,
@@ -36,6 +37,7 @@ fn message() -> String {
 
 /// What the human asked of the thread.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct ContractParam {
     #[serde(default)]
@@ -48,6 +50,7 @@ pub struct ContractParam {
 
 /// One agent thread.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct ThreadParam {
     pub thread_id: String,
@@ -58,7 +61,7 @@ pub struct ThreadParam {
     /// e.g. running, idle, done.
     #[serde(default)]
     pub status: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
     pub journal_priority: Option<f64>,
     /// False when `events` is only the tail of the history (default true).
     #[serde(default)]
@@ -67,14 +70,17 @@ pub struct ThreadParam {
 
 /// Arguments of `sieve_triage_threads`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct TriageParams {
     pub threads: Vec<ThreadParam>,
     /// The most the call may spend, in USD (default 0.50).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0))]
     pub budget_usd: Option<f64>,
     /// A candidate counts as a request at or above this probability (default 0.5).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub request_threshold: Option<f64>,
     /// The judge plugin to ask (default: silt.toml's choice for sieve_triage_threads, else lexical).
     #[serde(default)]

@@ -22,6 +22,7 @@ use silt_core::verify::run::{DEFAULT_CONTRADICT_THRESHOLD, DEFAULT_SUPPORT_THRES
 
 /// fact or recommendation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(rename_all = "lowercase")]
 pub enum KindParam {
     /// Checked against its citations.
@@ -33,6 +34,7 @@ pub enum KindParam {
 
 /// A cited source.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct CitationParam {
     /// An http(s) URL, or a file path (relative to base_path).
@@ -44,6 +46,7 @@ pub struct CitationParam {
 
 /// One claim to check.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct RecordParam {
     pub claim: String,
@@ -62,6 +65,7 @@ pub struct RecordParam {
 
 /// Arguments of `sieve_verify`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyParams {
     /// Claims with their citations. Give this or `report`.
@@ -74,13 +78,16 @@ pub struct VerifyParams {
     #[serde(default)]
     pub base_path: Option<String>,
     /// The most the call may spend, in USD (default 0.50).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0))]
     pub budget_usd: Option<f64>,
     /// Full support below this flags a claim (default 0.80).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub support_threshold: Option<f64>,
     /// A contradiction at or above this flags a claim and blocks relay (default 0.50).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub contradict_threshold: Option<f64>,
     /// The judge plugin to ask (default: silt.toml's choice for sieve_verify, else lexical).
     #[serde(default)]

@@ -101,9 +101,11 @@ fn judge_units(
     usage: &mut AskUsage,
 ) -> Result<Vec<Option<f64>>, AskError> {
     if engine {
+        // no shared term is no evidence, not a coin toss: 0, which no
+        // threshold above 0 lets through (lexical_probability(0) is 0.5)
         return Ok(evidence
             .iter()
-            .map(|&c| Some(lexical_probability(c)))
+            .map(|&c| Some(if c > 0.0 { lexical_probability(c) } else { 0.0 }))
             .collect());
     }
     let read = strongest(evidence, shortlist);
@@ -148,7 +150,12 @@ struct Ranked {
 /// Sorts by (−p, −evidence, path, line_start), drops units below
 /// `threshold`, keeps `top_k`.
 fn shape(mut hits: Vec<Ranked>, threshold: f64, top_k: u32) -> Vec<Hit> {
-    hits.retain(|r| r.hit.probability >= threshold);
+    // as in ask: a coin-toss answer never passes a threshold of one half
+    hits.retain(|r| {
+        r.hit.probability >= threshold
+            && !(ask::is_uninformative_yes(r.hit.probability)
+                && ask::is_uninformative_yes(threshold))
+    });
     hits.sort_by(|a, b| {
         b.hit
             .probability
@@ -417,6 +424,28 @@ mod tests {
             }
             self.0.read(path)
         }
+    }
+
+    /// With the engine's own lexical scoring, a question that shares no
+    /// word with the repository finds nothing at the default threshold.
+    #[test]
+    fn a_question_sharing_nothing_finds_nothing() {
+        let files = || {
+            Files(vec![
+                ("a/parser.rs", "fn parse() {}\n".into(), false),
+                ("b/render.rs", "fn render() {}\n".into(), false),
+                ("README.md", "A small tool.\n".into(), false),
+            ])
+        };
+        let mut lexical = crate::lexical::LexicalJudge;
+        let mut req = request(Mode::Files, 20);
+        req.question = "zebra giraffe".into();
+        let out = run(&mut lexical, &mut files(), &req).unwrap();
+        assert!(out.results.is_empty(), "{:?}", out.results);
+        // asked what is there, the file is found
+        req.question = "where is the parser".into();
+        let out = run(&mut lexical, &mut files(), &req).unwrap();
+        assert_eq!(out.results[0].path, "a/parser.rs");
     }
 
     #[test]

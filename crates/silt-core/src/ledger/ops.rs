@@ -150,6 +150,10 @@ impl Ledger {
 
     /// The top `k` active lessons for `context`, by lexical similarity to
     /// "when prefer" times effective confidence; each one returned fires.
+    /// A lesson must share a content word (not a stopword, not one letter)
+    /// with the context: trigrams alone ("ing", " th") link any two English
+    /// texts, and a lesson with no word in common is no evidence. So an
+    /// unrelated context fires nothing rather than the k most confident.
     pub fn recall(&mut self, context: &str, k: usize, now: f64) -> (Vec<usize>, Vec<Event>) {
         refresh_sets(
             &self.entries,
@@ -158,15 +162,17 @@ impl Ledger {
             true,
         );
         let query = self.vocabulary.look_up(context);
+        let content = self.vocabulary.content_ids(context);
         let mut scored: Vec<(usize, f64)> = self
             .entries
             .iter()
             .zip(&self.recall_sets)
             .enumerate()
             .filter(|(_, (e, _))| e.status == Status::Active)
-            .map(|(i, (e, sets))| {
+            .filter_map(|(i, (e, sets))| {
                 let sets = &sets.as_ref().expect("refreshed above").sets;
-                (i, query.similarity(sets) * e.effective(now))
+                sets.shares_any(&content)
+                    .then(|| (i, query.similarity(sets) * e.effective(now)))
             })
             .filter(|(_, s)| *s > 0.0)
             .collect();
@@ -646,15 +652,32 @@ mod tests {
         ]);
         l.entries[2].status = Status::Retired;
         let (hits, events) = l.recall("building a prompt for Claude", 5, NOW + 10.0);
-        // any shared trigram scores above 0, as in the reference; best first
-        assert_eq!(hits[0], 0);
-        assert!(!hits.contains(&2));
+        // only lessons sharing a content word fire (the reference fired any
+        // shared trigram): "deploying a database" shares none; best first
+        assert_eq!(hits, vec![0]);
         assert_eq!(
             (l.entries[0].hit_count, l.entries[0].last_fired),
             (1, NOW + 10.0)
         );
         assert_eq!(events[0].kind, EventKind::Fired);
         assert_eq!(l.entries[2].hit_count, 0, "retired lessons never fire");
+    }
+
+    #[test]
+    fn an_unrelated_context_fires_nothing() {
+        let mut l = ledger_with(&[
+            ("a", "building a prompt for Claude", "use XML tags"),
+            ("b", "deploying a database", "take a backup first"),
+            ("c", "writing a SQL migration", "wrap it in a transaction"),
+        ]);
+        for context in ["bake a chocolate cake", "and the it of a", ""] {
+            let (hits, events) = l.recall(context, 3, NOW);
+            assert!(hits.is_empty() && events.is_empty(), "{context}: {hits:?}");
+        }
+        assert!(l.entries.iter().all(|e| e.hit_count == 0));
+        // stemming is not needed for a shared word; case is not a difference
+        let (hits, _) = l.recall("Database backups before Deploying", 3, NOW);
+        assert_eq!(hits, vec![1]);
     }
 
     #[test]

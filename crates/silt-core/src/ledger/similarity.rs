@@ -115,6 +115,28 @@ impl Vocabulary {
     }
 }
 
+impl Vocabulary {
+    /// The ids of `text`'s content words (two characters or more, not a
+    /// stopword) the vocabulary holds, sorted: what a lesson must share
+    /// with a context to count as evidence it applies.
+    pub fn content_ids(&self, text: &str) -> Vec<u32> {
+        let mut v: Vec<u32> = tokens(text)
+            .iter()
+            .filter(|t| t.chars().count() > 1 && !crate::text::is_stopword(t))
+            .filter_map(|t| self.ids.get(t).copied())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+impl TermSets {
+    /// Whether any of `ids` (sorted) is among this text's tokens.
+    pub fn shares_any(&self, ids: &[u32]) -> bool {
+        shared_reaching(&self.tokens, ids, 1).is_some()
+    }
+}
+
 /// Shared ids of two sorted lists.
 pub(crate) fn shared(a: &[u32], b: &[u32]) -> usize {
     shared_reaching(a, b, 0).unwrap_or_default()

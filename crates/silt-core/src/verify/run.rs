@@ -23,13 +23,6 @@ pub const VERDICTS: [&str; 4] = [
     CONTRADICTS,
     DOES_NOT_ADDRESS,
 ];
-/// Verdicts from least to most assertive: a tie resolves to the first.
-const TIE_ORDER: [&str; 4] = [
-    DOES_NOT_ADDRESS,
-    PARTIALLY_SUPPORTS,
-    CONTRADICTS,
-    SUPPORTS_FULLY,
-];
 /// The count key for a factual claim no passage could be judged for.
 pub const UNVERIFIED: &str = "unverified";
 
@@ -115,8 +108,8 @@ pub struct ClaimResult {
     pub passages: Vec<Passage>,
     /// The passage with the strongest full support (index into `passages`).
     pub best_passage: Option<u32>,
-    /// The best passage's top verdict; None for a recommendation or when no
-    /// passage was judged.
+    /// The verdict by the thresholds (see `reduce`); None for a
+    /// recommendation or when no passage was judged.
     pub verdict: Option<&'static str>,
     /// The best passage's `supports_fully` probability.
     pub support: Option<f64>,
@@ -512,9 +505,20 @@ fn probability(p: &[(String, f64)], label: &str) -> f64 {
     p.iter().find(|(l, _)| l == label).map_or(0.0, |(_, v)| *v)
 }
 
-/// The verdict from the judged passages: the passage with the strongest
-/// full support decides; the strongest contradiction is kept apart, since
-/// one contradicting source matters even when another supports.
+/// The verdict from the judged passages, by the thresholds (the seed's
+/// verdict was the best passage's argmax, with the thresholds only adding
+/// flags; that let a weak judge call a false claim `supports_fully`):
+///
+/// - `contradicts` when any passage's contradiction clears
+///   `contradict_threshold` (one contradicting source matters even when
+///   another supports);
+/// - else `supports_fully` when the strongest full support reaches
+///   `support_threshold` and no cited quote failed to match;
+/// - else `partially_supports` when the best passage puts more than half
+///   its weight on support (full or partial), `does_not_address` when not.
+///
+/// So the verdict and the flags never disagree: `supports_fully` carries
+/// neither `support_below_threshold` nor `quote_not_found`.
 fn reduce(row: &mut ClaimResult, req: &VerifyRequest) {
     let judged: Vec<(usize, &Vec<(String, f64)>)> = row
         .passages
@@ -534,24 +538,28 @@ fn reduce(row: &mut ClaimResult, req: &VerifyRequest) {
         }
         return;
     };
-    // the top verdict; a tie goes to the least assertive reading
-    let verdict = TIE_ORDER.iter().copied().fold(TIE_ORDER[0], |top, v| {
-        if probability(best_p, v) > probability(best_p, top) {
-            v
-        } else {
-            top
-        }
-    });
     let support = probability(best_p, SUPPORTS_FULLY);
     let max_contradicts = judged
         .iter()
         .map(|(_, p)| probability(p, CONTRADICTS))
         .fold(0.0, f64::max);
+    let quote_failed = row.flags.contains(&"quote_not_found");
+    let leaning = support + probability(best_p, PARTIALLY_SUPPORTS);
+    // NaN clears no threshold: it falls through to the least assertive
+    let verdict = if max_contradicts >= req.contradict_threshold {
+        CONTRADICTS
+    } else if support >= req.support_threshold && !quote_failed {
+        SUPPORTS_FULLY
+    } else if leaning > 0.5 {
+        PARTIALLY_SUPPORTS
+    } else {
+        DOES_NOT_ADDRESS
+    };
     row.best_passage = Some(best as u32);
     row.verdict = Some(verdict);
     row.support = Some(round4(support));
     row.max_contradicts = Some(round4(max_contradicts));
-    if support < req.support_threshold {
+    if support < req.support_threshold || support.is_nan() {
         row.flags.push("support_below_threshold");
     }
     if max_contradicts >= req.contradict_threshold {
@@ -728,6 +736,99 @@ mod tests {
                 .contains("not found")
         );
         assert_eq!(out.usage.requests, 2);
+    }
+
+    /// One claim's row with one judged passage per distribution, reduced.
+    fn reduced(dists: &[[f64; 4]], quote_failed: bool) -> ClaimResult {
+        let mut row = ClaimResult {
+            record: 0,
+            premise_of: None,
+            claim: "c".into(),
+            claim_context: None,
+            kind: ClaimKind::Fact,
+            extraction_uncertain: false,
+            verdict: None,
+            support: None,
+            max_contradicts: None,
+            best_passage: None,
+            passages: dists
+                .iter()
+                .map(|d| Passage {
+                    locator: "p".into(),
+                    start: 0,
+                    end: 1,
+                    via: "overlap",
+                    text: "t".into(),
+                    probabilities: VERDICTS
+                        .iter()
+                        .zip(d)
+                        .map(|(v, p)| (v.to_string(), *p))
+                        .collect(),
+                })
+                .collect(),
+            citations: Vec::new(),
+            flags: if quote_failed {
+                vec!["quote_not_found"]
+            } else {
+                vec![]
+            },
+        };
+        reduce(&mut row, &request(vec![]));
+        row
+    }
+
+    #[test]
+    fn the_verdict_follows_the_thresholds() {
+        // [supports_fully, partially_supports, contradicts, does_not_address]
+        let v = |d: &[[f64; 4]], q: bool| reduced(d, q).verdict.unwrap();
+        assert_eq!(v(&[[0.85, 0.05, 0.05, 0.05]], false), SUPPORTS_FULLY);
+        // the argmax is supports_fully, but below 0.80 it is not full support
+        assert_eq!(v(&[[0.70, 0.10, 0.10, 0.10]], false), PARTIALLY_SUPPORTS);
+        assert_eq!(v(&[[0.45, 0.00, 0.10, 0.45]], false), DOES_NOT_ADDRESS);
+        // a uniform answer is no evidence of support
+        assert_eq!(v(&[[0.25, 0.25, 0.25, 0.25]], false), DOES_NOT_ADDRESS);
+        // one contradicting passage beats another's support
+        assert_eq!(
+            v(&[[0.90, 0.05, 0.0, 0.05], [0.1, 0.1, 0.6, 0.2]], false),
+            CONTRADICTS
+        );
+        assert_eq!(v(&[[0.3, 0.1, 0.5, 0.1]], false), CONTRADICTS);
+        // a quote that is not in the source never leaves full support
+        assert_eq!(v(&[[0.95, 0.05, 0.0, 0.0]], true), PARTIALLY_SUPPORTS);
+        // NaN clears nothing
+        assert_eq!(v(&[[f64::NAN, 0.0, 0.0, 0.0]], false), DOES_NOT_ADDRESS);
+    }
+
+    #[test]
+    fn flags_and_verdict_never_disagree() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % 1000) as f64
+        };
+        for _ in 0..5000 {
+            let passages = 1 + (next() as usize) % 3;
+            let dists: Vec<[f64; 4]> = (0..passages)
+                .map(|_| {
+                    let raw = [next(), next(), next(), next()];
+                    let sum: f64 = raw.iter().sum::<f64>().max(1.0);
+                    raw.map(|x| x / sum)
+                })
+                .collect();
+            let quote_failed = next() < 300.0;
+            let row = reduced(&dists, quote_failed);
+            let has = |f: &str| row.flags.contains(&f);
+            match row.verdict.unwrap() {
+                SUPPORTS_FULLY => {
+                    assert!(!has("support_below_threshold") && !has("quote_not_found"));
+                    assert!(!has("contradiction_above_threshold"));
+                }
+                CONTRADICTS => assert!(has("contradiction_above_threshold")),
+                _ => assert!(!has("contradiction_above_threshold")),
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,121 @@
+"""Every silt tool through the official MCP Python SDK, as a client sees it.
+
+Usage: every_tool.py SILT_BINARY HOME REPO
+
+Lists the tools, checks each input schema is portable (no null in a type,
+no Rust-only format, a valid JSON Schema), validates each tool's example
+arguments against its schema, calls the tool and checks the result is not
+an error. Also sends a number as a numeric string, as some clients do.
+Prints one JSON line: {"tools": N, "called": [...], "problems": [...]}.
+Exits 1 when there is any problem.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+import jsonschema
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+RUST_FORMATS = {"uint", "uint8", "uint16", "uint32", "uint64", "int8", "int16",
+                "int32", "int64", "double"}
+
+
+def examples(repo):
+    """One documented call per tool (sieve_search needs a web backend and is
+    only checked for its schema)."""
+    return {
+        "sieve_ask": {"question": "Is it about retries?", "kind": "judge",
+                      "yes": "it is about retrying", "no": "it is about something else",
+                      "items": ["retry with backoff", {"id": "b", "text": "colour theme"}],
+                      "top_k": 2, "threshold": 0.0},
+        "sieve_rank": {"question": "retries", "candidates": [{"id": "a", "text": "retry with backoff"}],
+                       "top_k": 1},
+        "sieve_route": {"ask": "the build is red", "routes": [
+            {"id": "ci", "description": "CI failures and red builds", "aliases": ["build"]},
+            {"id": "docs", "description": "documentation changes"}]},
+        "sieve_grep": {"question": "where are retries configured", "path": repo, "top_k": 5,
+                       "threshold": 0.0},
+        "sieve_verify": {"base_path": repo, "records": [{"claim": "The client retries with backoff",
+                         "citations": [{"locator": "notes.md", "quote": "retries with backoff"}]}]},
+        "sieve_triage_threads": {"threads": [{"thread_id": "t1", "events": [
+            {"id": "e1", "ts": "2026-01-01T10:00:00Z", "role": "assistant", "kind": "message",
+             "text": "Should I deploy to production now?"}],
+            "contract": {"title": "deploy", "first_prompt": "get it deployed", "human_amendments": []}}]},
+        "sediment_capture": {"when": "editing the retry policy", "prefer": "run the retry tests",
+                             "feedback": "positive"},
+        "sediment_recall": {"context": "changing how the client retries", "k": 3},
+        "sediment_stats": {"include_retired": True, "limit": 10, "telemetry": True},
+        "sediment_consolidate": {},
+        "sediment_sleep": {},
+        "sediment_review_candidates": {},
+        "sediment_apply_judgments": {"judgments": [{"a_id": "nope1", "b_id": "nope2", "verdict": "distinct"}]},
+    }
+
+
+def unportable(node, at="$"):
+    """Where a schema uses what some clients cannot read."""
+    found = []
+    if isinstance(node, dict):
+        t = node.get("type")
+        if t == "null" or (isinstance(t, list) and "null" in t):
+            found.append(f"{at}: null type")
+        if node.get("format") in RUST_FORMATS:
+            found.append(f"{at}: format {node['format']}")
+        if "default" in node and node["default"] is None:
+            found.append(f"{at}: default null")
+        for k, v in node.items():
+            found += unportable(v, f"{at}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            found += unportable(v, f"{at}[{i}]")
+    return found
+
+
+async def main(binary, home, repo):
+    env = dict(os.environ, SILT_LEDGER_PATH=f"{home}/ledger.db", SILT_CACHE_DIR=f"{home}/cache",
+               SILT_CONFIG=f"{home}/silt.toml", SILT_SLEEP_PRESSURE="0")
+    with open(f"{home}/silt.toml", "w") as f:
+        f.write('judge = "lexical"\n')
+    params = StdioServerParameters(command=binary, args=["serve"], env=env, cwd=repo)
+    problems, called = [], []
+    async with stdio_client(params) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            tools = (await s.list_tools()).tools
+            calls = examples(repo)
+            for t in tools:
+                schema = t.input_schema
+                problems += [f"{t.name} {p}" for p in unportable(schema)]
+                try:
+                    jsonschema.Draft202012Validator.check_schema(schema)
+                except jsonschema.SchemaError as e:
+                    problems.append(f"{t.name}: not a valid schema ({e.message})")
+                if t.name not in calls:
+                    continue
+                args = calls[t.name]
+                try:
+                    jsonschema.validate(args, schema)
+                except jsonschema.ValidationError as e:
+                    problems.append(f"{t.name}: its example fails its schema ({e.message})")
+                out = await s.call_tool(t.name, args)
+                text = "".join(c.text for c in out.content if hasattr(c, "text"))
+                if out.is_error:
+                    problems.append(f"{t.name}: {text[:300]}")
+                called.append(t.name)
+            missing = set(calls) - set(called)
+            problems += [f"{m}: not listed" for m in sorted(missing)]
+            # a client that sends numbers as strings
+            out = await s.call_tool("sieve_grep", {"question": "retries", "path": repo,
+                                                   "top_k": "3", "threshold": "0"})
+            if out.is_error:
+                problems.append("sieve_grep with top_k \"3\": " +
+                                "".join(c.text for c in out.content if hasattr(c, "text"))[:300])
+    print(json.dumps({"tools": len(tools), "called": called, "problems": problems}))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(*sys.argv[1:4])))
