@@ -109,6 +109,9 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Eval(silt::cli::EvalCommand::Ledger(args)) => {
             silt::cli::eval_ledger::run(&app, args).await
         }
+        Command::Eval(silt::cli::EvalCommand::Verify(args)) => {
+            silt::cli::eval_verify::run(&app, args).await
+        }
         Command::BenchLedger(args) => silt::cli::bench_ledger::run(&app, args).await,
         Command::Bench(args) => silt::cli::bench::run(&app, args).await,
         Command::BenchEmbed(args) => silt::cli::bench_embed::run(&app, args).await,

@@ -218,3 +218,28 @@ fn logs_off_a_terminal_have_no_colour_codes() {
     assert!(!err.is_empty(), "debug logging printed nothing");
     assert!(!err.contains('\u{1b}'), "{err}");
 }
+
+/// `silt eval verify` over the committed labelled set: every claim gets a
+/// verdict and is counted once, per split and alteration.
+#[test]
+fn eval_verify_counts_every_labelled_claim() {
+    let set = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/eval/verify");
+    let (ok, out, err) = silt(
+        &["eval", "verify", "--judge", "lexical", "--set", set, "--json"],
+        "",
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out["claims"], 72, "{out:#}");
+    let mut counted = 0;
+    for split in ["dev", "test"] {
+        let groups = out["splits"][split].as_object().unwrap();
+        for (group, t) in groups {
+            if group != "altered (all)" {
+                counted += t["claims"].as_u64().unwrap();
+            }
+        }
+        assert!(groups.contains_key("true") && groups.contains_key("negation"), "{out:#}");
+    }
+    assert_eq!(counted, 72, "{out:#}");
+    assert!(out["altered_called_supports_fully"].is_array());
+}

@@ -9,6 +9,7 @@ pub mod bench_sieve;
 pub mod demo;
 pub mod eval;
 pub mod eval_ledger;
+pub mod eval_verify;
 pub mod ledger;
 pub mod models;
 pub mod plugins;
@@ -86,6 +87,9 @@ pub enum EvalCommand {
     /// Lesson relations and abstraction on the committed labelled pairs and
     /// clusters (docs/eval), as the sleep pass would act on them.
     Ledger(eval_ledger::EvalLedgerArgs),
+    /// sieve_verify's verdicts on the committed true and altered claims
+    /// (docs/eval/verify): how many altered claims pass as supports_fully.
+    Verify(eval_verify::EvalVerifyArgs),
 }
 
 #[derive(Debug, clap::Args)]

@@ -1,0 +1,227 @@
+//! `silt eval verify`: how `sieve_verify`'s verdicts fare on labelled claims
+//! (docs/eval/verify: true claims and claims altered in one way — negation,
+//! figure, scope, actor, fabricated quote — over third-party documentation
+//! copied with its licence). The bar a judge must clear: no altered claim
+//! called `supports_fully`. Reported per split (dev, and the held-out test
+//! split) and per alteration.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::app::App;
+use crate::tools::verify::{CitationParam, KindParam, RecordParam, VerifyParams};
+
+#[derive(Debug, Args)]
+pub struct EvalVerifyArgs {
+    /// The judge plugin to measure.
+    #[arg(long, default_value = "lexical")]
+    pub judge: String,
+    /// The labelled set's folder (claims.jsonl and the sources it cites).
+    #[arg(long, default_value = "docs/eval/verify")]
+    pub set: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One labelled claim.
+#[derive(Debug, Deserialize)]
+struct Row {
+    id: String,
+    source: String,
+    claim: String,
+    quote: Option<String>,
+    label: String,
+    alteration: Option<String>,
+    split: String,
+}
+
+/// Verdict counts for one group of claims.
+#[derive(Debug, Default, serde::Serialize)]
+struct Tally {
+    claims: u32,
+    verdicts: BTreeMap<String, u32>,
+}
+
+impl Tally {
+    fn add(&mut self, verdict: &str) {
+        self.claims += 1;
+        *self.verdicts.entry(verdict.to_string()).or_default() += 1;
+    }
+
+    fn share(&self, verdict: &str) -> f64 {
+        let n = self.verdicts.get(verdict).copied().unwrap_or(0);
+        if self.claims == 0 {
+            0.0
+        } else {
+            f64::from(n) / f64::from(self.claims)
+        }
+    }
+}
+
+/// The tallies by split, then group ("true", or the alteration's name).
+fn tally(rows: &[Row], verdicts: &[String]) -> BTreeMap<String, BTreeMap<String, Tally>> {
+    let mut out: BTreeMap<String, BTreeMap<String, Tally>> = BTreeMap::new();
+    for (row, verdict) in rows.iter().zip(verdicts) {
+        let group = match row.label.as_str() {
+            "true" => "true".to_string(),
+            _ => row
+                .alteration
+                .clone()
+                .unwrap_or_else(|| "altered".to_string()),
+        };
+        let split = out.entry(row.split.clone()).or_default();
+        split.entry(group).or_default().add(verdict);
+        if row.label != "true" {
+            split
+                .entry("altered (all)".into())
+                .or_default()
+                .add(verdict);
+        }
+    }
+    out
+}
+
+fn read_rows(path: &Path) -> Result<Vec<Row>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .with_context(|| format!("{} line {}: not a labelled claim", path.display(), i + 1))
+        })
+        .collect()
+}
+
+pub async fn run(app: &App, args: EvalVerifyArgs) -> Result<()> {
+    let rows = read_rows(&args.set.join("claims.jsonl"))?;
+    let base = std::fs::canonicalize(&args.set)
+        .with_context(|| format!("cannot open {}", args.set.display()))?;
+    let params = VerifyParams {
+        records: Some(
+            rows.iter()
+                .map(|r| RecordParam {
+                    claim: r.claim.clone(),
+                    claim_context: None,
+                    kind: KindParam::Fact,
+                    premises: vec![],
+                    citations: vec![CitationParam {
+                        locator: r.source.clone(),
+                        quote: r.quote.clone(),
+                    }],
+                })
+                .collect(),
+        ),
+        judge: Some(args.judge.clone()),
+        // every claim judged: the default budget would stop a paid judge
+        budget_usd: Some(1_000.0),
+        ..VerifyParams::default()
+    };
+    let out = crate::tools::verify::run(&app.runtime, &app.config, &params, Some(&base), None)
+        .await
+        .map_err(|e| anyhow::anyhow!(e.to_string()))?;
+    let verdicts: Vec<String> = out["results"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|r| r["verdict"].as_str().unwrap_or("unverified").to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    anyhow::ensure!(
+        verdicts.len() == rows.len(),
+        "verify answered {} of {} claims",
+        verdicts.len(),
+        rows.len()
+    );
+    let tallies = tally(&rows, &verdicts);
+    let accepted_altered: Vec<&str> = rows
+        .iter()
+        .zip(&verdicts)
+        .filter(|(r, v)| r.label != "true" && *v == "supports_fully")
+        .map(|(r, _)| r.id.as_str())
+        .collect();
+    let report = json!({
+        "judge": args.judge,
+        "claims": rows.len(),
+        "splits": tallies,
+        "altered_called_supports_fully": accepted_altered,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!(
+        "judge {} on {} claims ({})",
+        args.judge,
+        rows.len(),
+        args.set.display()
+    );
+    for (split, groups) in &tallies {
+        println!("{split}:");
+        for (group, t) in groups {
+            println!(
+                "  {group:<16} {:>3} claims  supports_fully {:>5.1}%  contradicts {:>5.1}%  partially {:>5.1}%  does_not_address {:>5.1}%",
+                t.claims,
+                100.0 * t.share("supports_fully"),
+                100.0 * t.share("contradicts"),
+                100.0 * t.share("partially_supports"),
+                100.0 * t.share("does_not_address"),
+            );
+        }
+    }
+    println!(
+        "altered claims called supports_fully: {} (the bar is 0)",
+        accepted_altered.len()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(label: &str, alteration: Option<&str>, split: &str) -> Row {
+        Row {
+            id: "x".into(),
+            source: "s".into(),
+            claim: "c".into(),
+            quote: None,
+            label: label.into(),
+            alteration: alteration.map(String::from),
+            split: split.into(),
+        }
+    }
+
+    #[test]
+    fn claims_are_tallied_by_split_and_alteration() {
+        let rows = vec![
+            row("true", None, "dev"),
+            row("altered", Some("negation"), "dev"),
+            row("altered", Some("figure"), "dev"),
+            row("altered", Some("negation"), "test"),
+        ];
+        let verdicts: Vec<String> = [
+            "supports_fully",
+            "supports_fully",
+            "contradicts",
+            "does_not_address",
+        ]
+        .map(String::from)
+        .to_vec();
+        let t = tally(&rows, &verdicts);
+        assert_eq!(t["dev"]["true"].share("supports_fully"), 1.0);
+        assert_eq!(t["dev"]["altered (all)"].claims, 2);
+        assert_eq!(t["dev"]["altered (all)"].share("supports_fully"), 0.5);
+        assert_eq!(t["dev"]["figure"].share("contradicts"), 1.0);
+        assert_eq!(t["test"]["negation"].share("does_not_address"), 1.0);
+        assert!(!t["test"].contains_key("true"));
+    }
+}
