@@ -225,7 +225,9 @@ fn logs_off_a_terminal_have_no_colour_codes() {
 fn eval_verify_counts_every_labelled_claim() {
     let set = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/eval/verify");
     let (ok, out, err) = silt(
-        &["eval", "verify", "--judge", "lexical", "--set", set, "--json"],
+        &[
+            "eval", "verify", "--judge", "lexical", "--set", set, "--json",
+        ],
         "",
     );
     assert!(ok, "{err}");
@@ -238,7 +240,10 @@ fn eval_verify_counts_every_labelled_claim() {
                 counted += t["claims"].as_u64().unwrap();
             }
         }
-        assert!(groups.contains_key("true") && groups.contains_key("negation"), "{out:#}");
+        assert!(
+            groups.contains_key("true") && groups.contains_key("negation"),
+            "{out:#}"
+        );
     }
     assert_eq!(counted, 72, "{out:#}");
     assert!(out["altered_called_supports_fully"].is_array());

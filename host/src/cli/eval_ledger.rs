@@ -66,7 +66,9 @@ struct ClusterRow {
     lessons: Vec<Text>,
 }
 
-fn read_lines<T: serde::de::DeserializeOwned>(path: &PathBuf) -> Result<Vec<T>> {
+/// The rows of a JSON-lines file (blank lines skipped), each error naming
+/// its line.
+pub(crate) fn read_lines<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Result<Vec<T>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     text.lines()

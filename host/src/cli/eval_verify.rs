@@ -6,7 +6,7 @@
 //! split) and per alteration.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -87,21 +87,8 @@ fn tally(rows: &[Row], verdicts: &[String]) -> BTreeMap<String, BTreeMap<String,
     out
 }
 
-fn read_rows(path: &Path) -> Result<Vec<Row>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l)
-                .with_context(|| format!("{} line {}: not a labelled claim", path.display(), i + 1))
-        })
-        .collect()
-}
-
 pub async fn run(app: &App, args: EvalVerifyArgs) -> Result<()> {
-    let rows = read_rows(&args.set.join("claims.jsonl"))?;
+    let rows: Vec<Row> = super::eval_ledger::read_lines(&args.set.join("claims.jsonl"))?;
     let base = std::fs::canonicalize(&args.set)
         .with_context(|| format!("cannot open {}", args.set.display()))?;
     let params = VerifyParams {
