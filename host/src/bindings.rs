@@ -35,6 +35,7 @@ pub mod verify_engine {
             "silt:host/log": crate::bindings::ask_engine::silt::host::log,
             "silt:host/clock": crate::bindings::ask_engine::silt::host::clock,
             "silt:sieve/types": crate::bindings::ask_engine::silt::sieve::types,
+            "silt:sieve/progress": crate::bindings::ask_engine::silt::sieve::progress,
         },
     });
 }

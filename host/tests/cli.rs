@@ -109,7 +109,7 @@ fn inspect_embedding_shows_its_model_grant_and_vectors() {
         serde_json::json!([
             "silt:judge/judge@0.1.0",
             "silt:judge/relate@0.1.0",
-            "silt:embed/embed@0.1.0"
+            "silt:embed/embed@0.2.0"
         ])
     );
 }
@@ -127,6 +127,8 @@ fn inspect_lexical_shows_no_grants() {
         serde_json::json!(["silt:judge/judge@0.1.0", "silt:judge/relate@0.1.0"])
     );
     assert_eq!(out["info"]["deterministic"], true);
+    // a similarity judge is never trusted to confirm a claim
+    assert_eq!(out["entailment"], false);
     assert!(
         out["imports"]
             .as_array()
@@ -246,5 +248,21 @@ fn eval_verify_counts_every_labelled_claim() {
         );
     }
     assert_eq!(counted, 72, "{out:#}");
-    assert!(out["altered_called_supports_fully"].is_array());
+    // the bar: no altered claim is confirmed (lexical confirms none at all)
+    assert_eq!(
+        out["altered_called_supports_fully"],
+        serde_json::json!([]),
+        "{out:#}"
+    );
+}
+
+/// An error about the ledger names the command a shell user runs.
+#[test]
+fn a_missing_lesson_points_at_silt_ledger_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("l.db");
+    let ledger = ledger.to_str().unwrap();
+    let (ok, _, err) = silt(&["ledger", "--ledger", ledger, "confirm", "nope"], "");
+    assert!(!ok);
+    assert!(err.contains("silt ledger stats"), "{err}");
 }

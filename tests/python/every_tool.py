@@ -23,6 +23,11 @@ RUST_FORMATS = {"uint", "uint8", "uint16", "uint32", "uint64", "int8", "int16",
                 "int32", "int64", "double"}
 
 
+# the one usage object every sieve_* result carries
+USAGE_FIELDS = ["tokens", "input_tokens", "output_tokens", "requests", "cache_hits",
+                "cost_usd", "budget_exhausted"]
+
+
 def examples(repo):
     """One documented call per tool (sieve_search needs a web backend and is
     only checked for its schema)."""
@@ -89,6 +94,14 @@ async def main(binary, home, repo):
             for t in tools:
                 schema = t.input_schema
                 problems += [f"{t.name} {p}" for p in unportable(schema)]
+                if t.output_schema is None:
+                    problems.append(f"{t.name}: no output schema")
+                else:
+                    problems += [f"{t.name} output {p}" for p in unportable(t.output_schema)]
+                    try:
+                        jsonschema.Draft202012Validator.check_schema(t.output_schema)
+                    except jsonschema.SchemaError as e:
+                        problems.append(f"{t.name}: output schema invalid ({e.message})")
                 try:
                     jsonschema.Draft202012Validator.check_schema(schema)
                 except jsonschema.SchemaError as e:
@@ -104,7 +117,38 @@ async def main(binary, home, repo):
                 text = "".join(c.text for c in out.content if hasattr(c, "text"))
                 if out.is_error:
                     problems.append(f"{t.name}: {text[:300]}")
+                elif t.name.startswith("sieve_"):
+                    usage = (out.structured_content or {}).get("usage") or {}
+                    lacking = [f for f in USAGE_FIELDS if f not in usage]
+                    if lacking:
+                        problems.append(f"{t.name}: usage lacks {lacking}")
                 called.append(t.name)
+            # the tools that act on a lesson or an event: on ones made here
+            async def ok(name, args):
+                out = await s.call_tool(name, args)
+                text = "".join(c.text for c in out.content if hasattr(c, "text"))
+                if out.is_error:
+                    problems.append(f"{name}: {text[:300]}")
+                    return {}
+                called.append(name)
+                return out.structured_content or {}
+            made = await ok("sediment_capture", {"when": "formatting the changelog",
+                                                 "prefer": "keep one line per change"})
+            lesson = (made.get("captured") or {}).get("id", "missing")
+            await ok("sediment_confirm", {"id": lesson})
+            await ok("sediment_contradict", {"id": lesson})
+            await ok("sediment_forget", {"id": lesson, "reason": "a test lesson"})
+            for _ in range(2):
+                await ok("sediment_capture", {"when": "tagging a release build",
+                                              "prefer": "sign the tag with the release key"})
+            slept = await ok("sediment_sleep", {})
+            steps = slept.get("undoable") or []
+            if steps:
+                await ok("sediment_undo", {"event": steps[0]["event"]})
+            else:
+                problems.append(f"sediment_sleep merged no duplicate to undo: {slept}")
+            calls.update({n: {} for n in ["sediment_confirm", "sediment_contradict",
+                                          "sediment_forget", "sediment_undo"]})
             missing = set(calls) - set(called)
             problems += [f"{m}: not listed" for m in sorted(missing)]
             # a client that sends numbers as strings

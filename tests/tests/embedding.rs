@@ -344,6 +344,19 @@ fn recall_with_the_embedding_judge_finds_lessons_by_meaning_without_repeats() {
         by_meaning.iter().filter(|w| trading(w)).count() <= 1,
         "{by_meaning:?}"
     );
+    // a task about nothing the ledger knows recalls nothing (the
+    // model's relatedness midpoint is the floor)
+    let out = silt(&[
+        "--judge",
+        "embedding",
+        "--json",
+        "recall",
+        "-k",
+        "4",
+        "bake a chocolate cake for the birthday party",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["count"], 0, "{v}");
     // the lexical judge ranks by shared letters and repeats the trio
     let lexical = recall("lexical");
     assert!(

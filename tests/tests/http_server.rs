@@ -36,6 +36,35 @@ async fn initialize(served: &Served, headers: &[(&str, &str)]) -> u16 {
     req.send().await.unwrap().status().as_u16()
 }
 
+/// A body that is not JSON gets JSON-RPC's parse error, not a bare HTTP
+/// status; a valid call on the same server still works after it.
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_json_gets_a_json_rpc_parse_error() {
+    let home = tempfile::tempdir().unwrap();
+    let served = serve_http(home.path(), LEXICAL, &[]).await;
+    for body in [
+        "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\"",
+        "not json at all",
+        "",
+    ] {
+        let r = reqwest::Client::new()
+            .post(&served.url)
+            .bearer_auth(&served.token)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 400, "{body:?}");
+        let v: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        assert_eq!(v["id"], Value::Null, "{v}");
+        assert_eq!(v["error"]["code"], -32700, "{v}");
+    }
+    assert_eq!(initialize(&served, &[]).await, 200);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn foreign_host_and_origin_headers_are_refused() {
     let home = tempfile::tempdir().unwrap();
@@ -139,8 +168,15 @@ async fn grep_and_verify_take_only_absolute_paths_over_http() {
         )
         .await,
     );
+    // read and matched: support cleared the threshold, and the lexical
+    // judge (similarity, not entailment) says so without confirming
     assert_eq!(
-        verified["results"][0]["verdict"], "supports_fully",
+        verified["results"][0]["flags"],
+        json!(["judge_cannot_confirm"]),
+        "{verified:#}"
+    );
+    assert_eq!(
+        verified["results"][0]["verdict"], "partially_supports",
         "{verified:#}"
     );
 }
@@ -478,7 +514,12 @@ async fn a_deeply_nested_page_crashes_nothing() {
     let args = json!({"base_path": repo.display().to_string(), "records": [{
         "claim": "The client retries with backoff", "citations": [{"locator": "deep.html"}]}]});
     let out = json_of(&call(&client, "sieve_verify", args).await);
-    assert_eq!(out["results"][0]["verdict"], "supports_fully", "{out:#}");
+    // the text under 100k tags was read and matched (lexical: not confirmed)
+    assert_eq!(
+        out["results"][0]["flags"],
+        json!(["judge_cannot_confirm"]),
+        "{out:#}"
+    );
     // the same server, still up
     let stats = json_of(&call(&client, "sediment_stats", json!({})).await);
     assert_eq!(stats["ok"], true, "{stats:#}");
@@ -553,7 +594,11 @@ async fn sigterm_lets_the_calls_in_flight_finish() {
     );
     let out = json_of(&in_flight.await.unwrap());
     assert_eq!(out["sources"][0]["error"], Value::Null, "{out:#}");
-    assert_eq!(out["results"][0]["verdict"], "supports_fully", "{out:#}");
+    assert_eq!(
+        out["results"][0]["flags"],
+        json!(["judge_cannot_confirm"]),
+        "{out:#}"
+    );
     let status = tokio::time::timeout(Duration::from_secs(30), served.child.wait())
         .await
         .expect("the server stops after draining")

@@ -232,7 +232,11 @@ async fn the_nine_tools_and_their_errors() {
     ] {
         let (ok, v) = call(&client, tool, args).await;
         assert!(!ok, "{tool} accepted bad input");
-        assert!(v["error"].as_str().unwrap().contains(needle), "{tool}: {v}");
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(needle),
+            "{tool}: {v}"
+        );
+        assert!(v["error"]["code"].is_string(), "{tool}: {v}");
     }
     let (_, after) = call(&client, "sediment_stats", json!({"include_retired": true})).await;
     assert_eq!(after["total"], 2, "bad inputs changed nothing");
@@ -362,13 +366,19 @@ async fn a_merge_is_undone_from_the_log() {
     let (ok, again) = call(&client, "sediment_undo", json!({"event": event})).await;
     assert!(!ok);
     assert!(
-        again["error"].as_str().unwrap().contains("already undone"),
+        again["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already undone"),
         "{again}"
     );
     let (ok, missing) = call(&client, "sediment_undo", json!({"event": 9999})).await;
     assert!(!ok);
     assert!(
-        missing["error"].as_str().unwrap().contains("no event 9999"),
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no event 9999"),
         "{missing}"
     );
     let (_, stats) = call(&client, "sediment_stats", json!({"telemetry": true})).await;
@@ -434,7 +444,10 @@ async fn a_forgotten_lesson_is_gone_from_every_process() {
     let (ok, again) = call(&one, "sediment_forget", json!({"id": gone_id})).await;
     assert!(!ok);
     assert!(
-        again["error"].as_str().unwrap().contains("no entry"),
+        again["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no entry"),
         "{again}"
     );
     let db = std::fs::read(home.path().join("ledger.db")).unwrap();

@@ -49,7 +49,9 @@ fn structured(result: &CallToolResult) -> Value {
 }
 
 /// The seed's usage fields, at the result's top level.
+/// Every tool's result carries the same `usage` object.
 fn assert_usage_fields(result: &Value) {
+    let result = &result["usage"];
     for field in [
         "tokens",
         "input_tokens",
@@ -237,6 +239,7 @@ async fn rank_and_route_over_stdio() {
         .await,
     );
     assert_eq!(routed["choice"], "billing", "{routed}");
+    assert_usage_fields(&routed);
     assert_eq!(routed["usage"]["stages"], 2);
     assert_eq!(routed["usage"]["batches"], 3);
     assert_eq!(routed["usage"]["requests"], 4);
@@ -287,13 +290,18 @@ async fn rank_and_route_over_stdio() {
                     .with_arguments(args.as_object().unwrap().clone()),
             )
             .await;
-        let message = match r {
-            Ok(r) => {
-                assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
-                text_of(&r)
-            }
-            Err(e) => e.to_string(),
-        };
+        // one shape for every tool's refusal: a tool error whose body is
+        // {ok: false, error: {code, message, hint?}}, never a protocol error
+        let r = r.unwrap_or_else(|e| panic!("{tool} {args}: a protocol error: {e}"));
+        assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
+        let body = r.structured_content.clone().unwrap_or_default();
+        assert_eq!(body["ok"], false, "{tool} {args}: {body}");
+        let code = body["error"]["code"].as_str().unwrap_or_default();
+        assert!(
+            ["invalid_arguments", "invalid_request", "unknown_plugin"].contains(&code),
+            "{tool} {args}: {body}"
+        );
+        let message = body["error"]["message"].as_str().unwrap_or_default();
         assert!(message.contains(needle), "{tool} {args}: {message}");
     }
     client.cancel().await.unwrap();

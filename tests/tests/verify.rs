@@ -73,10 +73,11 @@ async fn verify_over_stdio_checks_files_quotes_and_confinement() {
         .await,
     );
     let r = &out["results"];
-    assert_eq!(r[0]["verdict"], "supports_fully", "{out:#}");
+    // found and matched, but the lexical judge never confirms a claim
+    assert_eq!(r[0]["verdict"], "partially_supports", "{out:#}");
     assert_eq!(r[0]["citations"][0]["quote_found"], true);
     assert_eq!(r[0]["best_passage"]["via"], "quote");
-    assert!(r[0]["flags"].as_array().unwrap().is_empty(), "{out:#}");
+    assert_eq!(r[0]["flags"], json!(["judge_cannot_confirm"]), "{out:#}");
     // outside the base path: refused, flagged, and the claim blocks relay
     assert_eq!(r[1]["flags"], json!(["fetch_failed", "no_evidence"]));
     let refused = out["sources"]
@@ -320,10 +321,15 @@ async fn grep_and_verify_report_progress_when_asked() {
     let last = seen.last().unwrap();
     // one source fetched and its passages judged
     assert!(last.progress >= 2.0, "{last:?}");
+    // the last stage is named, with its size, and the total is the count
     assert!(
-        last.message.as_deref().unwrap().starts_with("done: "),
+        last.message
+            .as_deref()
+            .unwrap()
+            .starts_with("done: judging passages: "),
         "{last:?}"
     );
+    assert_eq!(last.total, Some(last.progress), "{last:?}");
 
     recorder.0.lock().unwrap().clear();
     let out = json_of(
@@ -338,5 +344,15 @@ async fn grep_and_verify_report_progress_when_asked() {
     let seen = recorder.seen(2).await;
     let last = seen.last().unwrap();
     assert!(last.progress >= 1.0, "a file was read: {last:?}");
+    // the lexical judge is not asked: reading the files is the last stage
+    let files = out["files_walked"].as_u64().unwrap_or(0);
+    assert!(
+        last.message
+            .as_deref()
+            .unwrap()
+            .starts_with("done: reading files: "),
+        "{last:?} ({files} files)"
+    );
+    assert_eq!(last.total, Some(last.progress), "{last:?}");
     client.cancel().await.unwrap();
 }

@@ -10,7 +10,8 @@ wit_bindgen::generate!({
         "silt:host/log@0.1.0": generate,
         "silt:host/clock@0.1.0": generate,
         "silt:host/files@0.1.0": generate,
-        "silt:sieve/types@0.1.0": generate,
+        "silt:sieve/types@0.2.0": generate,
+        "silt:sieve/progress@0.2.0": generate,
     },
 });
 
@@ -148,6 +149,10 @@ impl silt_core::grep::run::Repository for ImportedRepository {
 
     fn read(&mut self, path: &str) -> Result<String, String> {
         silt::host::files::read(path)
+    }
+
+    fn stage(&mut self, name: &str, total: u64) {
+        silt::sieve::progress::stage(name, total);
     }
 
     fn syntax(&mut self, path: &str) -> Result<Option<silt_core::grep::units::Syntax>, String> {

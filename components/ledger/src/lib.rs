@@ -136,6 +136,8 @@ struct Meaning {
     prefer: Vec<Vec<f32>>,
     negated: Vec<bool>,
     related_above: f64,
+    /// Cosines below it: almost surely another subject.
+    unrelated_below: f64,
 }
 
 impl Meaning {
@@ -209,6 +211,7 @@ impl LedgerResource {
             when,
             prefer,
             related_above: got.related_above,
+            unrelated_below: got.unrelated_below,
         })
     }
 }
@@ -246,9 +249,12 @@ impl GuestLedger for LedgerResource {
         let by_meaning = self.meaning(&context);
         let (hits, change) = self.touching(|l| {
             let (hits, events) = match by_meaning {
+                // a lesson whose situation is almost surely about something
+                // else than the task (the model's calibrated cut) never fires
                 Some(m) => l.recall_by_meaning(
                     &m.candidates,
                     &m.relevance,
+                    m.unrelated_below,
                     |a, b| m.duplicate(a, b),
                     k as usize,
                     now,

@@ -10,7 +10,8 @@ wit_bindgen::generate!({
         "silt:host/log@0.1.0": generate,
         "silt:host/clock@0.1.0": generate,
         "silt:host/sources@0.1.0": generate,
-        "silt:sieve/types@0.1.0": generate,
+        "silt:sieve/types@0.2.0": generate,
+        "silt:sieve/progress@0.2.0": generate,
     },
 });
 
@@ -33,6 +34,10 @@ impl core_run::Sources for ImportedSources {
             text: s.text,
             version: s.version,
         })
+    }
+
+    fn stage(&mut self, name: &str, total: u64) {
+        silt::sieve::progress::stage(name, total);
     }
 }
 
@@ -126,6 +131,7 @@ impl Guest for Engine {
             budget_usd: request.budget_usd,
             support_threshold: request.support_threshold,
             contradict_threshold: request.contradict_threshold,
+            judge_entails: request.judge_entails,
         };
         let out =
             core_run::run(&mut ImportedJudge, &mut ImportedSources, &request).map_err(error_out)?;

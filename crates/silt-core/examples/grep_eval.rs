@@ -7,14 +7,17 @@
 //! Usage: `cargo run --release -p silt-core --example grep_eval -- \
 //!     --git GITDIR [--cases docs/eval/grep-cases.json] \
 //!     [--trees /tmp/silt-grep-eval] [--json OUT.json] [--top N] \
-//!     [--model DIR [--shortlist N|all] [--held-out-only]]`
+//!     [--model DIR [--shortlist N|all] [--weights W,W,...] [--held-out-only]]`
 //!
-//! `--model` adds a column: grep with the embedding judge on that model
+//! `--model` adds columns: grep with the embedding judge on that model
 //! folder (natively, the same code the component runs), reading the
 //! `--shortlist` (default: grep's own, `LOCAL_SHORTLIST`) units with the
 //! strongest lexical evidence, or every unit with `all` (a transformer then
 //! takes about a minute and a half per case on 2 cores; `--held-out-only`
-//! limits the run to the held-out cases).
+//! limits the run to the held-out cases); one column per judge weight of
+//! `--weights` (default `1` — the judge alone, the evidence only breaking
+//! ties — and grep's `JUDGE_WEIGHT`), the judge's answers cached across
+//! them so a sweep costs one run.
 //!
 //! Each case's parent tree is extracted once with `git archive` into
 //! `--trees` and kept there. The walk is the host's: depth first, each
@@ -225,14 +228,56 @@ fn previews_alone(folder: &mut Folder, question: &str) -> Vec<String> {
     scored.into_iter().map(|(_, p)| p).collect()
 }
 
+/// A judge whose answers are remembered by question and item text, so a
+/// sweep over weights asks the model once per unit.
+struct Remembering<'a> {
+    judge: &'a mut dyn Judge,
+    answers: std::collections::HashMap<(String, String), Answer>,
+}
+
+impl Judge for Remembering<'_> {
+    fn info(&mut self) -> silt_core::types::JudgeInfo {
+        self.judge.info()
+    }
+
+    fn ask(
+        &mut self,
+        q: &Question,
+        items: &[Item],
+    ) -> Result<silt_core::types::Response, silt_core::types::JudgeError> {
+        let key = |i: &Item| (format!("{q:?}"), i.text.clone());
+        let fresh: Vec<Item> = items
+            .iter()
+            .filter(|i| !self.answers.contains_key(&key(i)))
+            .cloned()
+            .collect();
+        let mut usage = silt_core::types::Usage::default();
+        if !fresh.is_empty() {
+            let got = self.judge.ask(q, &fresh)?;
+            usage = got.usage;
+            for (i, a) in fresh.iter().zip(got.answers) {
+                self.answers.insert(key(i), a);
+            }
+        }
+        Ok(silt_core::types::Response {
+            answers: items
+                .iter()
+                .map(|i| self.answers[&key(i)].clone())
+                .collect(),
+            usage,
+        })
+    }
+}
+
 /// grep as it is: files mode, threshold 0, with `judge` reading at most
-/// `shortlist` units.
+/// `shortlist` units and weighing `weight` against the evidence.
 fn grep_now(
     judge: &mut dyn Judge,
     folder: &mut Folder,
     question: &str,
     top: usize,
     shortlist: Option<usize>,
+    weight: f64,
 ) -> Vec<String> {
     let out = grep::run_shortlisted(
         judge,
@@ -245,6 +290,7 @@ fn grep_now(
             budget_usd: 0.5,
         },
         shortlist,
+        weight,
     )
     .expect("grep runs");
     out.results.into_iter().map(|h| h.path).collect()
@@ -274,7 +320,7 @@ fn score(case: &Case, ranking: &[String]) -> Scored {
     }
 }
 
-const METHODS: [&str; 4] = ["size", "lexical-before", "lexical-after", "embedding"];
+const METHODS: [&str; 3] = ["size", "lexical-before", "lexical-after"];
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -306,7 +352,19 @@ fn main() {
         silt_embed::EmbeddingJudge::load(std::path::Path::new(dir))
             .unwrap_or_else(|e| panic!("cannot load {dir}: {e:?}"))
     });
-    let methods = if embedding.is_some() { 4 } else { 3 };
+    let weights: Vec<f64> = arg("--weights", &format!("1,{}", grep::JUDGE_WEIGHT))
+        .split(',')
+        .map(|w| {
+            w.trim()
+                .parse()
+                .expect("--weights: numbers between 0 and 1")
+        })
+        .collect();
+    let mut names: Vec<String> = METHODS.iter().map(|m| m.to_string()).collect();
+    if embedding.is_some() {
+        names.extend(weights.iter().map(|w| format!("judge-w{w}")));
+    }
+    let methods = names.len();
     let shortlist = match arg("--shortlist", "").as_str() {
         "" => Some(grep::LOCAL_SHORTLIST),
         "all" => None,
@@ -319,7 +377,7 @@ fn main() {
         .collect();
 
     let mut rows: Vec<(&Case, usize, Vec<Scored>)> = Vec::new();
-    let mut seconds = [0.0f64; 4];
+    let mut seconds = vec![0.0f64; methods];
     for case in &cases {
         let mut folder = Folder::open(tree(&git, &trees, &case.parent));
         let text_files = folder.files.iter().filter(|f| !f.1).count();
@@ -332,13 +390,26 @@ fn main() {
         let size = timed(0, &mut || by_size(&folder));
         let before = timed(1, &mut || previews_alone(&mut folder, &case.question));
         let after = timed(2, &mut || {
-            grep_now(&mut LexicalJudge, &mut folder, &case.question, depth, None)
+            grep_now(
+                &mut LexicalJudge,
+                &mut folder,
+                &case.question,
+                depth,
+                None,
+                0.0,
+            )
         });
         let mut scored = vec![size, before, after];
         if let Some(judge) = embedding.as_mut() {
-            scored.push(timed(3, &mut || {
-                grep_now(judge, &mut folder, &case.question, depth, shortlist)
-            }));
+            let mut judge = Remembering {
+                judge,
+                answers: Default::default(),
+            };
+            for (k, &w) in weights.iter().enumerate() {
+                scored.push(timed(3 + k, &mut || {
+                    grep_now(&mut judge, &mut folder, &case.question, depth, shortlist, w)
+                }));
+            }
             eprintln!("{}: {:.1} s", case.id, seconds[3]);
         }
         rows.push((case, text_files, scored));
@@ -377,7 +448,7 @@ fn main() {
         }
         let mut line = format!("{name:<20} ({n:>2} cases)");
         let mut per = serde_json::Map::new();
-        for (m, method) in METHODS.iter().enumerate().take(methods) {
+        for (m, method) in names.iter().enumerate() {
             let recall = subset.iter().map(|r| r.2[m].recall).sum::<f64>() / n as f64;
             let primary = subset.iter().filter(|r| r.2[m].primary_in_top).count();
             line.push_str(&format!(
@@ -391,16 +462,19 @@ fn main() {
         println!("{line}");
         summary.insert(name.to_string(), Value::Object(per));
     }
-    println!(
-        "seconds over all cases: size {:.1}, lexical-before {:.1}, lexical-after {:.1}, embedding {:.1}",
-        seconds[0], seconds[1], seconds[2], seconds[3]
-    );
+    let timings: Vec<String> = names
+        .iter()
+        .zip(&seconds)
+        .map(|(n, s)| format!("{n} {s:.1}"))
+        .collect();
+    // the first judge column holds the model's time; the others reuse its answers
+    println!("seconds over all cases: {}", timings.join(", "));
 
     let cases_json: Vec<Value> = rows
         .iter()
         .map(|(case, n, s)| {
             let mut per = serde_json::Map::new();
-            for (m, method) in METHODS.iter().enumerate().take(methods) {
+            for (m, method) in names.iter().enumerate() {
                 per.insert(
                     method.to_string(),
                     json!({

@@ -36,7 +36,20 @@ impl Platt {
     pub fn midpoint(&self) -> f64 {
         -self.b / self.a
     }
+
+    /// The cosine at which the curve reaches `p` (0 < p < 1).
+    pub fn at(&self, p: f64) -> f64 {
+        ((p / (1.0 - p)).ln() - self.b) / self.a
+    }
 }
+
+/// The relatedness below which a task and a lesson's situation count as
+/// unrelated (`silt:embed` `unrelated-below`): a low bar, so a lesson
+/// worded apart from the task still fires (all-MiniLM-L6-v2 gives
+/// "writing the system prompt for an Anthropic LLM" / "Anthropic model as
+/// target" 0.40, under its 0.456 midpoint), while a task about something
+/// else ("bake a chocolate cake", ≤ 0.15 against coding lessons) does not.
+pub const UNRELATED_BELOW_P: f64 = 0.1;
 
 /// The fitted constants of one model.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -29,6 +29,9 @@ pub struct EvalVerifyArgs {
     pub json: bool,
 }
 
+/// Claims sent in one verify call.
+const CLAIMS_PER_CALL: usize = 8;
+
 /// One labelled claim.
 #[derive(Debug, Deserialize)]
 struct Row {
@@ -87,33 +90,91 @@ fn tally(rows: &[Row], verdicts: &[String]) -> BTreeMap<String, BTreeMap<String,
     out
 }
 
+/// The flags with which verify's judge-independent detail checks withhold
+/// `supports_fully` (silt-core `verify::details`).
+const DETAIL_FLAGS: [&str; 4] = [
+    "figure_not_in_passage",
+    "name_not_in_passage",
+    "negation_differs",
+    "scope_differs",
+];
+
+/// What the detail checks did where the judge's support cleared the
+/// threshold: the altered claims they caught, and the true claims they
+/// flagged (the cost of the caution), per split.
+#[derive(Debug, Default, PartialEq, serde::Serialize)]
+struct DetailTally {
+    altered_cleared: u32,
+    altered_caught: u32,
+    true_cleared: u32,
+    true_flagged: u32,
+}
+
+fn detail_tally(rows: &[Row], results: &[serde_json::Value]) -> BTreeMap<String, DetailTally> {
+    let mut out: BTreeMap<String, DetailTally> = BTreeMap::new();
+    for (row, r) in rows.iter().zip(results) {
+        let flags: Vec<&str> = r["flags"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|f| f.as_str()).collect())
+            .unwrap_or_default();
+        let cleared = r["verdict"].is_string()
+            && r["verdict"] != "contradicts"
+            && !flags.contains(&"support_below_threshold")
+            && !flags.contains(&"quote_not_found");
+        if !cleared {
+            continue;
+        }
+        let caught = flags.iter().any(|f| DETAIL_FLAGS.contains(f));
+        let t = out.entry(row.split.clone()).or_default();
+        if row.label == "true" {
+            t.true_cleared += 1;
+            t.true_flagged += u32::from(caught);
+        } else {
+            t.altered_cleared += 1;
+            t.altered_caught += u32::from(caught);
+        }
+    }
+    out
+}
+
 pub async fn run(app: &App, args: EvalVerifyArgs) -> Result<()> {
     let rows: Vec<Row> = super::eval_ledger::read_lines(&args.set.join("claims.jsonl"))?;
     let base = std::fs::canonicalize(&args.set)
         .with_context(|| format!("cannot open {}", args.set.display()))?;
-    let params = VerifyParams {
-        records: Some(
-            rows.iter()
-                .map(|r| RecordParam {
-                    claim: r.claim.clone(),
-                    claim_context: None,
-                    kind: KindParam::Fact,
-                    premises: vec![],
-                    citations: vec![CitationParam {
-                        locator: r.source.clone(),
-                        quote: r.quote.clone(),
-                    }],
-                })
-                .collect(),
-        ),
-        judge: Some(args.judge.clone()),
-        // every claim judged: the default budget would stop a paid judge
-        budget_usd: Some(1_000.0),
-        ..VerifyParams::default()
-    };
-    let out = crate::tools::verify::run(&app.runtime, &app.config, &params, Some(&base), None)
-        .await
-        .map_err(|e| anyhow::anyhow!(e.to_string()))?;
+    // a few claims a call: a slow judge (a small model on a CPU) then
+    // stays inside the verify engine's wall-clock limit
+    let mut results: Vec<serde_json::Value> = Vec::new();
+    for chunk in rows.chunks(CLAIMS_PER_CALL) {
+        let params = VerifyParams {
+            records: Some(
+                chunk
+                    .iter()
+                    .map(|r| RecordParam {
+                        claim: r.claim.clone(),
+                        claim_context: None,
+                        kind: KindParam::Fact,
+                        premises: vec![],
+                        citations: vec![CitationParam {
+                            locator: r.source.clone(),
+                            quote: r.quote.clone(),
+                        }],
+                    })
+                    .collect(),
+            ),
+            judge: Some(args.judge.clone()),
+            // every claim judged: the default budget would stop a paid judge
+            budget_usd: Some(1_000.0),
+            ..VerifyParams::default()
+        };
+        let out = crate::tools::verify::run(&app.runtime, &app.config, &params, Some(&base), None)
+            .await
+            .map_err(|e| anyhow::anyhow!(e.to_string()))?;
+        results.extend(out["results"].as_array().cloned().unwrap_or_default());
+        if !args.json {
+            eprintln!("{} of {} claims checked", results.len(), rows.len());
+        }
+    }
+    let out = json!({ "results": results });
     let verdicts: Vec<String> = out["results"]
         .as_array()
         .map(|a| {
@@ -129,6 +190,10 @@ pub async fn run(app: &App, args: EvalVerifyArgs) -> Result<()> {
         rows.len()
     );
     let tallies = tally(&rows, &verdicts);
+    let details = detail_tally(
+        &rows,
+        out["results"].as_array().map(Vec::as_slice).unwrap_or(&[]),
+    );
     let accepted_altered: Vec<&str> = rows
         .iter()
         .zip(&verdicts)
@@ -140,6 +205,7 @@ pub async fn run(app: &App, args: EvalVerifyArgs) -> Result<()> {
         "claims": rows.len(),
         "splits": tallies,
         "altered_called_supports_fully": accepted_altered,
+        "detail_checks": details,
     });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -163,6 +229,12 @@ pub async fn run(app: &App, args: EvalVerifyArgs) -> Result<()> {
                 100.0 * t.share("does_not_address"),
             );
         }
+    }
+    for (split, d) in &details {
+        println!(
+            "{split}: support cleared the threshold for {} altered claims, the detail checks caught {}; for {} true claims, they flagged {}",
+            d.altered_cleared, d.altered_caught, d.true_cleared, d.true_flagged
+        );
     }
     println!(
         "altered claims called supports_fully: {} (the bar is 0)",
@@ -210,5 +282,31 @@ mod tests {
         assert_eq!(t["dev"]["figure"].share("contradicts"), 1.0);
         assert_eq!(t["test"]["negation"].share("does_not_address"), 1.0);
         assert!(!t["test"].contains_key("true"));
+    }
+
+    #[test]
+    fn the_detail_checks_are_counted_where_support_cleared() {
+        let rows = vec![
+            row("altered", Some("figure"), "dev"),
+            row("altered", Some("negation"), "dev"),
+            row("true", None, "dev"),
+            row("true", None, "dev"),
+        ];
+        let results = vec![
+            json!({"verdict": "partially_supports", "flags": ["figure_not_in_passage"]}),
+            json!({"verdict": "partially_supports", "flags": ["support_below_threshold"]}),
+            json!({"verdict": "supports_fully", "flags": []}),
+            json!({"verdict": "partially_supports", "flags": ["judge_cannot_confirm", "scope_differs"]}),
+        ];
+        let d = detail_tally(&rows, &results);
+        assert_eq!(
+            d["dev"],
+            DetailTally {
+                altered_cleared: 1,
+                altered_caught: 1,
+                true_cleared: 2,
+                true_flagged: 1,
+            }
+        );
     }
 }

@@ -78,6 +78,7 @@ fn summary(e: &Entry) -> Value {
         "grants": grants_json(&m.grants),
         "broad_grants": m.broad_grants(),
         "limits": m.limits,
+        "entailment": m.judge.unwrap_or_default().entailment,
     })
 }
 
@@ -154,6 +155,17 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
                     }
                 );
                 println!("grants:   {}", grants_line(&m.grants));
+                if m.plugin.kind == PluginKind::Judge {
+                    let entails = m.judge.unwrap_or_default().entailment;
+                    println!(
+                        "verify:   {}",
+                        if entails {
+                            "reads entailment: may confirm a claim (supports_fully)"
+                        } else {
+                            "scores similarity: never confirms a claim (at most partially_supports)"
+                        }
+                    );
+                }
                 for warning in m.broad_grants() {
                     println!("warning:  {warning}");
                 }

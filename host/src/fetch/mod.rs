@@ -75,7 +75,11 @@ impl SourceFetcher {
     /// Fetches up to [`PREFETCH_MAX`] distinct `locators` concurrently
     /// ([`PREFETCH_CONCURRENCY`] at a time) and keeps the outcomes for
     /// [`SourceFetcher::fetch`], errors included.
-    pub async fn prefetch(&self, locators: impl IntoIterator<Item = String>) {
+    pub async fn prefetch(
+        &self,
+        locators: impl IntoIterator<Item = String>,
+        progress: Option<&crate::progress::Stages>,
+    ) {
         use futures::StreamExt;
         let mut seen = std::collections::HashSet::new();
         let unique: Vec<String> = locators
@@ -83,9 +87,15 @@ impl SourceFetcher {
             .filter(|l| seen.insert(l.clone()))
             .take(PREFETCH_MAX)
             .collect();
+        if let Some(p) = progress {
+            p.stage("fetching sources", unique.len() as u64);
+        }
         let done: Vec<(String, Result<SourceText, String>)> = futures::stream::iter(unique)
             .map(|l| async move {
                 let r = self.fetch_now(&l).await;
+                if let Some(p) = progress {
+                    p.advance(1);
+                }
                 (l, r)
             })
             .buffer_unordered(PREFETCH_CONCURRENCY)
@@ -290,7 +300,7 @@ mod tests {
         let f = SourceFetcher::new(None, policy).unwrap();
         let urls: Vec<String> = (0..6).map(|i| format!("http://{addr}/s{i}")).collect();
         let started = std::time::Instant::now();
-        f.prefetch(urls.iter().cloned().chain(urls.iter().cloned()))
+        f.prefetch(urls.iter().cloned().chain(urls.iter().cloned()), None)
             .await;
         for u in &urls {
             assert_eq!(f.fetch(u).await.unwrap().text, "ok");

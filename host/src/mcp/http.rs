@@ -194,9 +194,14 @@ impl BoundServer {
         );
         // the token guards every path, so nothing (not even a 404) answers
         // a caller who is not the owner
-        let router = axum::Router::new().nest_service(ENDPOINT, service).layer(
-            axum::middleware::from_fn_with_state(self.options.token.clone(), require_token),
-        );
+        // layers run outside in: the token first, then the body check
+        let router = axum::Router::new()
+            .nest_service(ENDPOINT, service)
+            .layer(axum::middleware::from_fn(super::jsonrpc::parse_errors))
+            .layer(axum::middleware::from_fn_with_state(
+                self.options.token.clone(),
+                require_token,
+            ));
         let served = accept_loop(
             self.listener,
             router,

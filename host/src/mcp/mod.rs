@@ -3,22 +3,23 @@
 
 pub mod auth;
 pub mod http;
+pub mod jsonrpc;
 pub mod stdio;
 
 use std::sync::Arc;
 
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
 use crate::config::Config;
 use crate::progress::ProgressReporter;
 
-/// What grep's and verify's progress counts.
-const STEPS: &str = "steps (files read, sources fetched, items judged)";
+/// What grep's and verify's progress counts before their first stage.
+const STEPS: &str = "steps";
 use crate::runtime::{CallError, Runtime};
 use crate::tools::ask::{self, AskParams};
+use crate::tools::error::{ToolError, parse_args};
 use crate::tools::grep::{self, GrepParams};
 use crate::tools::rank::{self, RankParams};
 use crate::tools::route::{self, RouteParams};
@@ -44,21 +45,17 @@ pub struct SiltServer {
     roots: Option<Arc<[std::path::PathBuf]>>,
 }
 
-/// `{ok: true, ...}`, or `{ok: false, error}` marked as a tool error.
+/// `{ok: true, ...}`, or `{ok: false, error: {code, message, hint?}}`
+/// marked as a tool error: one shape for every tool.
 fn ledger_result(outcome: ToolOutcome) -> CallToolResult {
     match outcome {
         Ok(value) => CallToolResult::structured(value),
-        Err(error) => {
-            CallToolResult::structured_error(serde_json::json!({"ok": false, "error": error}))
-        }
+        Err(error) => CallToolResult::structured_error(error.to_json()),
     }
 }
 
 fn tool_result(outcome: Result<serde_json::Value, CallError>) -> CallToolResult {
-    match outcome {
-        Ok(value) => CallToolResult::structured(value),
-        Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
-    }
+    ledger_result(outcome.map_err(ToolError::from))
 }
 
 #[tool_router]
@@ -122,6 +119,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_recall",
+        output_schema = crate::tools::output_schema::of("sediment_recall"),
         description = "Load the top-k lessons (WHEN -> PREFER) relevant to the task at hand. Call at task start. Each returned lesson counts a hit (this tool writes).",
         input_schema = schema_for_type::<sed::RecallParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
@@ -132,6 +130,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_capture",
+        output_schema = crate::tools::output_schema::of("sediment_capture"),
         description = "Distil a real outcome into a generalised lesson: `when` is the situation, `prefer` the action, `feedback` how it went (positive, negative, neutral). Never log verbatim events.",
         input_schema = schema_for_type::<sed::CaptureParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
@@ -142,6 +141,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_confirm",
+        output_schema = crate::tools::output_schema::of("sediment_confirm"),
         description = "That lesson worked: strengthens it and lengthens its half-life.",
         input_schema = schema_for_type::<sed::IdParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
@@ -152,6 +152,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_contradict",
+        output_schema = crate::tools::output_schema::of("sediment_contradict"),
         description = "That lesson failed: halves its confidence; the audit trail is kept.",
         input_schema = schema_for_type::<sed::IdParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
@@ -162,6 +163,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_consolidate",
+        output_schema = crate::tools::output_schema::of("sediment_consolidate"),
         description = "Cheap hygiene, every run: decay, retire lessons below the floor, evict over the budget cap.",
         input_schema = schema_for_type::<sed::NoParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
@@ -172,6 +174,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_sleep",
+        output_schema = crate::tools::output_schema::of("sediment_sleep"),
         description = "The deep pass, periodically: merge duplicates, turn contradictions into boundary rules, fold 3+ siblings under an abstracted parent. `judge` picks the judge that relates lessons.",
         input_schema = schema_for_type::<sed::SleepParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
@@ -190,7 +193,7 @@ impl SiltServer {
         .await;
         let out = self
             .ledger
-            .sleep_counting(args, Some(progress.counter.clone()))
+            .sleep_counting(args, Some(progress.stages.counter()))
             .await;
         progress.finish().await;
         ledger_result(out)
@@ -198,6 +201,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_undo",
+        output_schema = crate::tools::output_schema::of("sediment_undo"),
         description = "Take back a merge or a resolved contradiction by its event number (`seq` in the history): the retired lesson is active again and the survivor as it was before (or, if it changed since, without what the step gave it). The undo is logged.",
         input_schema = schema_for_type::<sed::UndoParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
@@ -208,6 +212,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_forget",
+        output_schema = crate::tools::output_schema::of("sediment_forget"),
         description = "Delete a lesson for good, by id (for one that is wrong, private or broken); the log keeps only its id and your reason. Retiring happens on its own; use this when the text itself must go.",
         input_schema = schema_for_type::<sed::ForgetParams>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
@@ -218,6 +223,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_review_candidates",
+        output_schema = crate::tools::output_schema::of("sediment_review_candidates"),
         description = "Pairs of similar lessons for you to judge (merge, contradict or distinct); send verdicts to sediment_apply_judgments.",
         input_schema = schema_for_type::<sed::NoParams>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
@@ -228,6 +234,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_apply_judgments",
+        output_schema = crate::tools::output_schema::of("sediment_apply_judgments"),
         description = "Apply your verdicts on reviewed pairs (1 to 100 of {a_id, b_id, verdict}); each is applied or reported skipped with its reason.",
         input_schema = schema_for_type::<sed::ApplyParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
@@ -238,6 +245,7 @@ impl SiltServer {
 
     #[tool(
         name = "sediment_stats",
+        output_schema = crate::tools::output_schema::of("sediment_stats"),
         description = "Inspect ledger health: counts and lessons by effective confidence; `telemetry` adds what fires most, what was pruned, the event counts and the daily drift of active lessons.",
         input_schema = schema_for_type::<sed::StatsParams>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
@@ -248,6 +256,8 @@ impl SiltServer {
 
     #[tool(
         name = "sieve_ask",
+        output_schema = crate::tools::output_schema::of("sieve_ask"),
+        input_schema = schema_for_type::<AskParams>(),
         description = "Ask one closed question of every item you hold and get one validated answer per item. \
 kind=judge: `yes`/`no` criteria -> {id, probability}, sorted, cut by top_k and threshold. \
 kind=choose: `options` {label: when it applies} -> {id, choice, probabilities}. \
@@ -261,12 +271,18 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
             open_world_hint = false
         )
     )]
-    async fn sieve_ask(&self, Parameters(params): Parameters<AskParams>) -> CallToolResult {
+    async fn sieve_ask(&self, args: JsonObject) -> CallToolResult {
+        let params: AskParams = match parse_args(args) {
+            Ok(p) => p,
+            Err(e) => return ledger_result(Err(e)),
+        };
         tool_result(ask::run(&self.runtime, &self.config, &params).await)
     }
 
     #[tool(
         name = "sieve_rank",
+        output_schema = crate::tools::output_schema::of("sieve_rank"),
+        input_schema = schema_for_type::<RankParams>(),
         description = "Rerank candidates you already hold against a question, with relevance criteria already written: [{id, probability}] sorted by probability (ties by id), cut by top_k and threshold, plus usage. Candidates are [{id, text}]; each is cut to 2000 characters. `judge` picks the judge plugin (default lexical).",
         annotations(
             read_only_hint = true,
@@ -275,12 +291,18 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
             open_world_hint = false
         )
     )]
-    async fn sieve_rank(&self, Parameters(params): Parameters<RankParams>) -> CallToolResult {
+    async fn sieve_rank(&self, args: JsonObject) -> CallToolResult {
+        let params: RankParams = match parse_args(args) {
+            Ok(p) => p,
+            Err(e) => return ledger_result(Err(e)),
+        };
         tool_result(rank::run(&self.runtime, &self.config, &params).await)
     }
 
     #[tool(
         name = "sieve_search",
+        output_schema = crate::tools::output_schema::of("sieve_search"),
+        input_schema = schema_for_type::<SearchParams>(),
         description = "Search the web and rerank the hits: 2 to 4 query variants (`variants`, default 3) run concurrently through one sandboxed backend (SearXNG at SILT_SEARXNG_URL, else Brave with BRAVE_API_KEY; SILT_SEARCH_BACKEND picks), hits are deduplicated by canonical URL into a pool of `depth` (30, at most 50, never below top_k) and reranked against the original query by the judge: {results: [{url, title, snippet, probability, engines}], variants, backend, usage, depth, hits_requested, hits_found, hits_deduped, candidates_scored, backend_requests, backend_calls, wall_seconds}, plus pool_short and backend_errors when they apply. Backend results are cached for SILT_SEARCH_CACHE_TTL seconds (3600). `top_k` (10), `judge`.",
         annotations(
             read_only_hint = true,
@@ -289,12 +311,18 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
             open_world_hint = true
         )
     )]
-    async fn sieve_search(&self, Parameters(params): Parameters<SearchParams>) -> CallToolResult {
+    async fn sieve_search(&self, args: JsonObject) -> CallToolResult {
+        let params: SearchParams = match parse_args(args) {
+            Ok(p) => p,
+            Err(e) => return ledger_result(Err(e)),
+        };
         tool_result(search::run(&self.runtime, &self.config, &params).await)
     }
 
     #[tool(
         name = "sieve_route",
+        output_schema = crate::tools::output_schema::of("sieve_route"),
+        input_schema = schema_for_type::<RouteParams>(),
         description = "Choose one of your routes [{id, description, aliases}] for a request, or `none` when no route fits: {choice, confidence, probabilities, usage}. More than ten routes are shortlisted in groups of ten before a final choice (usage.stages, usage.batches). `judge` picks the judge plugin (default lexical).",
         annotations(
             read_only_hint = true,
@@ -303,12 +331,18 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
             open_world_hint = false
         )
     )]
-    async fn sieve_route(&self, Parameters(params): Parameters<RouteParams>) -> CallToolResult {
+    async fn sieve_route(&self, args: JsonObject) -> CallToolResult {
+        let params: RouteParams = match parse_args(args) {
+            Ok(p) => p,
+            Err(e) => return ledger_result(Err(e)),
+        };
         tool_result(route::run(&self.runtime, &self.config, &params).await)
     }
 
     #[tool(
         name = "sieve_grep",
+        output_schema = crate::tools::output_schema::of("sieve_grep"),
+        input_schema = schema_for_type::<GrepParams>(),
         description = "Rank a repository's files (mode=files), or stretches of its strongest files (mode=functions), by how relevant they are to a plain-language question: {path, line_start, line_end, kind, probability} sorted by probability, plus usage. The walk honours .gitignore and .ignore and never follows symlinks. `path` is the folder (over HTTP absolute and under the server's [server] roots; over stdio a relative path resolves against the server's folder); `top_k` (20), `threshold` (0.5), `judge` (a local judge such as embedding reads the 24 units, or top_k, with the strongest lexical evidence per stage).",
         annotations(
             read_only_hint = true,
@@ -319,9 +353,13 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
     )]
     async fn sieve_grep(
         &self,
-        Parameters(params): Parameters<GrepParams>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let params: GrepParams = match parse_args(args) {
+            Ok(p) => p,
+            Err(e) => return ledger_result(Err(e)),
+        };
         if let Err(e) = self.check_root(&params.path) {
             return tool_result(Err(e));
         }
@@ -345,7 +383,9 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
 
     #[tool(
         name = "sieve_verify",
-        description = "Check claims against the sources they cite. Give `records` [{claim, claim_context?, kind: fact|recommendation, premises?, citations: [{locator, quote?}]}] or a Markdown `report` (sentences, bullets and table rows become claims, marked extraction_uncertain). Locators are http(s) URLs (public addresses only; 2 MB, 25 MB for PDF; 15 s) or files under `base_path` (over stdio default the server's folder; over HTTP it must be given, absolute, under the server's [server] roots). Per claim: verdict by the thresholds (contradicts when any passage's contradiction reaches contradict_threshold; else supports_fully when the best passage's full support reaches support_threshold and no cited quote failed; else partially_supports or does_not_address), support, max_contradicts, every passage's distribution, flags; plus counts, flagged, unqualified_factual_relay_blocked, sources (sha256 source_version) and usage. support_threshold 0.80, contradict_threshold 0.50, budget_usd 0.50, `judge`.",
+        output_schema = crate::tools::output_schema::of("sieve_verify"),
+        input_schema = schema_for_type::<VerifyParams>(),
+        description = "Check claims against the sources they cite. Give `records` [{claim, claim_context?, kind: fact|recommendation, premises?, citations: [{locator, quote?}]}] or a Markdown `report` (sentences, bullets and table rows become claims, marked extraction_uncertain). Locators are http(s) URLs (public addresses only; 2 MB, 25 MB for PDF; 15 s) or files under `base_path` (over stdio default the server's folder; over HTTP it must be given, absolute, under the server's [server] roots). Per claim: verdict by the thresholds (contradicts when any passage's contradiction reaches contradict_threshold; else supports_fully when a passage's full support reaches support_threshold, no cited quote failed, the passage states the claim's figures, code names, negation and scope, and the judge reads entailment (its manifest says so: the openai judge; lexical and embedding judges never confirm, flag judge_cannot_confirm); else partially_supports or does_not_address), support, max_contradicts, every passage's distribution, flags; plus counts, flagged, unqualified_factual_relay_blocked, sources (sha256 source_version) and usage. support_threshold 0.80, contradict_threshold 0.50, budget_usd 0.50, `judge`.",
         annotations(
             read_only_hint = true,
             destructive_hint = false,
@@ -355,9 +395,13 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
     )]
     async fn sieve_verify(
         &self,
-        Parameters(params): Parameters<VerifyParams>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let params: VerifyParams = match parse_args(args) {
+            Ok(p) => p,
+            Err(e) => return ledger_result(Err(e)),
+        };
         if let Some(base) = &params.base_path
             && let Err(e) = self.check_root(base)
         {
@@ -383,6 +427,8 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
 
     #[tool(
         name = "sieve_triage_threads",
+        output_schema = crate::tools::output_schema::of("sieve_triage_threads"),
+        input_schema = schema_for_type::<TriageParams>(),
         description = "Which agent threads wait on a human. threads: [{thread_id, events: [{id, ts, role, kind, text}], contract: {title, first_prompt, human_amendments}, status?, journal_priority?, complete?}]. Code finds candidate requests in assistant prose; the judge answers separate yes/no questions (a request? answered by later human dialogue? withdrawn? does the latest statement say it blocks progress?), long dialogue in overlapping windows. Per thread: bucket (blocked, needs_input, unknown, clear), coverage (full, truncated), snapshot, requests with raw probabilities and source event ids; usage. A filter to inspect, not a ranking to trust. request_threshold 0.5, budget_usd 0.50, `judge`.",
         annotations(
             read_only_hint = true,
@@ -391,10 +437,11 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
             open_world_hint = false
         )
     )]
-    async fn sieve_triage_threads(
-        &self,
-        Parameters(params): Parameters<TriageParams>,
-    ) -> CallToolResult {
+    async fn sieve_triage_threads(&self, args: JsonObject) -> CallToolResult {
+        let params: TriageParams = match parse_args(args) {
+            Ok(p) => p,
+            Err(e) => return ledger_result(Err(e)),
+        };
         tool_result(triage::run(&self.runtime, &self.config, &params).await)
     }
 }

@@ -290,7 +290,7 @@ async fn download(url: &str, to: &Path, sha256: Option<&str>, label: &str) -> Re
         .build()?;
     eprintln!("downloading {label} from {url}");
     let progress = crate::progress::TerminalProgress::start("downloaded", "KiB");
-    let counter: Arc<AtomicU64> = progress.counter.clone();
+    let counter: Arc<AtomicU64> = progress.stages.counter();
     let result = async {
         let mut response = client
             .get(url)

@@ -166,6 +166,19 @@ const SECRET_WORDS: [&str; 7] = [
     "AUTH",
 ];
 
+/// The `[judge]` table: what a judge can be trusted with. Everything
+/// defaults to the cautious answer, so a judge must claim an ability.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeSection {
+    /// The judge reads what a passage states (entailment), not only which
+    /// words or topics it shares with a claim: `sieve_verify` lets only
+    /// such a judge call a claim `supports_fully`. Similarity judges leave
+    /// it false; a claim with one word changed is as similar as the true one.
+    #[serde(default)]
+    pub entailment: bool,
+}
+
 /// A whole manifest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -175,6 +188,9 @@ pub struct Manifest {
     pub grants: Grants,
     #[serde(default)]
     pub limits: Limits,
+    /// Only for `kind = "judge"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeSection>,
 }
 
 impl Manifest {
@@ -203,6 +219,9 @@ impl Manifest {
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         {
             bail!("plugin name '{name}' must be lowercase letters, digits and '-'");
+        }
+        if self.judge.is_some() && self.plugin.kind != PluginKind::Judge {
+            bail!("a [judge] table belongs only in a judge's manifest (kind = \"judge\")");
         }
         let l = &self.limits;
         if l.memory_mib == 0 || l.memory_mib > MAX_MEMORY_MIB {
@@ -332,6 +351,36 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_language_model_judge_claims_entailment() {
+        let entails = |text: &str| {
+            Manifest::parse(text, "m")
+                .unwrap()
+                .judge
+                .unwrap_or_default()
+                .entailment
+        };
+        assert!(entails(include_str!("../../builtin/openai.toml")));
+        for text in [
+            include_str!("../../builtin/lexical.toml"),
+            include_str!("../../builtin/embedding.toml"),
+            include_str!("../../builtin/embedding-static.toml"),
+        ] {
+            assert!(!entails(text));
+        }
+        // a third-party judge that says nothing is not trusted with it
+        assert!(!entails("[plugin]\nname = \"x\"\nkind = \"judge\"\n"));
+        let err = Manifest::parse(
+            "[plugin]\nname = \"x\"\nkind = \"engine\"\n[judge]\nentailment = true\n",
+            "m",
+        )
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("only in a judge's manifest"),
+            "{err:#}"
+        );
+    }
 
     #[test]
     fn builtin_manifests_parse() {

@@ -168,6 +168,7 @@ impl crate::bindings::ledger_engine::silt::embed::embed::Host for PluginState {
                 vectors: e.vectors,
                 same_above: e.same_above,
                 related_above: e.related_above,
+                unrelated_below: e.unrelated_below,
             }
         }))
     }
@@ -319,6 +320,23 @@ fn lock_notes(
     notes: &std::sync::Mutex<super::state::WalkNotes>,
 ) -> std::sync::MutexGuard<'_, super::state::WalkNotes> {
     notes.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The longest stage name shown: a plugin's words reach the user's screen.
+const MAX_STAGE_CHARS: usize = 80;
+
+impl crate::bindings::ask_engine::silt::sieve::progress::Host for PluginState {
+    async fn stage(&mut self, name: String, total: u64) -> wasmtime::Result<()> {
+        if let Some(p) = &self.steps {
+            let name: String = name
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(MAX_STAGE_CHARS)
+                .collect();
+            p.stage(&name, total);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

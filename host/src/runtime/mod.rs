@@ -509,7 +509,7 @@ impl Runtime {
         judge_name: &str,
         root: &std::path::Path,
         request: &crate::bindings::ask_engine::exports::silt::sieve::grep::GrepRequest,
-        steps: Option<Arc<std::sync::atomic::AtomicU64>>,
+        steps: Option<Arc<crate::progress::Stages>>,
     ) -> Result<
         (
             crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult,
@@ -564,7 +564,7 @@ impl Runtime {
         judge_name: &str,
         sources: crate::fetch::SourceFetcher,
         request: &crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyRequest,
-        steps: Option<Arc<std::sync::atomic::AtomicU64>>,
+        steps: Option<Arc<crate::progress::Stages>>,
     ) -> Result<crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyResult, CallError>
     {
         use crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyResult;
@@ -578,6 +578,16 @@ impl Runtime {
         };
         let answers = self.answers.clone();
         let sources = Some(Arc::new(sources));
+        // what the judge may confirm is its manifest's word, not the caller's
+        let mut request = request.clone();
+        request.judge_entails = self
+            .registry
+            .get(judge_name)?
+            .manifest
+            .judge
+            .unwrap_or_default()
+            .entailment;
+        let request = &request;
         engine_call!(
             self,
             verify_engine,

@@ -79,7 +79,7 @@ pub struct PluginState {
     pub repo: Option<RepoGrant>,
     /// Steps of work done (files read, sources fetched, items judged),
     /// when someone is watching a long grep or verify call.
-    pub steps: Option<Arc<AtomicU64>>,
+    pub steps: Option<Arc<crate::progress::Stages>>,
     /// Where a verify call's `sources` import fetches from.
     pub sources: Option<Arc<crate::fetch::SourceFetcher>>,
     /// The programs a CLI search backend may run.
@@ -150,7 +150,7 @@ impl PluginState {
     /// Counts `n` steps of work for whoever watches the call.
     pub fn step(&self, n: u64) {
         if let Some(c) = &self.steps {
-            c.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            c.advance(n);
         }
     }
 

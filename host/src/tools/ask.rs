@@ -267,10 +267,15 @@ pub fn usage_json(u: &AskUsage) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
 }
 
-/// Appends the usage fields to a result object.
+/// Adds usage to a result object: as the `usage` object every tool
+/// carries (route and search add their own fields to it), and, where the
+/// seed's `jev_*` result had them, as top-level fields too, so clients
+/// written for the seed keep reading them.
 pub fn add_usage(out: &mut Value, u: &AskUsage) {
     if let Some(o) = out.as_object_mut() {
-        o.extend(usage_json(u));
+        let usage = usage_json(u);
+        o.extend(usage.clone());
+        o.insert("usage".into(), Value::Object(usage));
     }
 }
 

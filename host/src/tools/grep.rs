@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -88,7 +87,7 @@ pub async fn run(
     config: &Config,
     params: &GrepParams,
     base: Option<&Path>,
-    steps: Option<Arc<AtomicU64>>,
+    steps: Option<Arc<crate::progress::Stages>>,
 ) -> Result<Value, CallError> {
     let root = resolve_root(&params.path, base)?;
     let request = GrepRequest {

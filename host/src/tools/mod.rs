@@ -3,7 +3,9 @@
 //! JSON. The MCP server and the CLI both call these.
 
 pub mod ask;
+pub mod error;
 pub mod grep;
+pub mod output_schema;
 pub mod rank;
 pub mod route;
 pub mod schema;

@@ -18,6 +18,7 @@ use crate::ledger::sediment_json;
 use crate::ledger::service::{LedgerService, SleepCommit};
 use crate::ledger::store::Store;
 use crate::runtime::Runtime;
+use crate::tools::error::ToolError;
 use crate::tools::sediment::view;
 
 /// Below this many active lessons there is nothing worth a sleep pass.
@@ -167,21 +168,21 @@ pub struct StatsParams {
     pub telemetry: bool,
 }
 
-/// A tool's outcome: `{ok: true, ...}` or the error message.
-pub type ToolOutcome = Result<Value, String>;
+/// A tool's outcome: `{ok: true, ...}` or what went wrong.
+pub type ToolOutcome = Result<Value, ToolError>;
 
-fn parse<T: serde::de::DeserializeOwned>(args: Map<String, Value>) -> Result<T, String> {
-    serde_json::from_value(Value::Object(args)).map_err(|e| format!("invalid arguments: {e}"))
-}
+use crate::tools::error::parse_args as parse;
 
 use silt_core::ledger::limits::{MAX_ID_CHARS, MAX_TEXT_CHARS, text};
 
 /// The longest id `forget` takes.
 const FORGET_ID_CHARS: usize = 4096;
 
-fn range(name: &str, value: u32, lo: u32, hi: u32) -> Result<u32, String> {
+fn range(name: &str, value: u32, lo: u32, hi: u32) -> Result<u32, ToolError> {
     if !(lo..=hi).contains(&value) {
-        return Err(format!("{name} must be between {lo} and {hi}, got {value}"));
+        return Err(ToolError::invalid(format!(
+            "{name} must be between {lo} and {hi}, got {value}"
+        )));
     }
     Ok(value)
 }
@@ -286,7 +287,7 @@ impl LedgerTools {
 
     pub async fn recall(&self, args: Map<String, Value>) -> ToolOutcome {
         let p: RecallParams = parse(args)?;
-        let context = text("context", &p.context, 2000)?;
+        let context = text("context", &p.context, 2000).map_err(ToolError::invalid)?;
         let k = range("k", p.k, 1, 20)?;
         let now = self.now();
         let hits = self
@@ -301,8 +302,8 @@ impl LedgerTools {
 
     pub async fn capture(&self, args: Map<String, Value>) -> ToolOutcome {
         let p: CaptureParams = parse(args)?;
-        let when = text("when", &p.when, MAX_TEXT_CHARS)?;
-        let prefer = text("prefer", &p.prefer, MAX_TEXT_CHARS)?;
+        let when = text("when", &p.when, MAX_TEXT_CHARS).map_err(ToolError::invalid)?;
+        let prefer = text("prefer", &p.prefer, MAX_TEXT_CHARS).map_err(ToolError::invalid)?;
         let feedback = match p.feedback.unwrap_or(FeedbackParam::Neutral) {
             FeedbackParam::Positive => Feedback::Positive,
             FeedbackParam::Negative => Feedback::Negative,
@@ -366,7 +367,7 @@ impl LedgerTools {
 
     pub async fn feedback(&self, args: Map<String, Value>, contradict: bool) -> ToolOutcome {
         let p: IdParams = parse(args)?;
-        let id = text("id", &p.id, MAX_ID_CHARS)?;
+        let id = text("id", &p.id, MAX_ID_CHARS).map_err(ToolError::invalid)?;
         let now = self.now();
         let e = self
             .service()
@@ -403,15 +404,15 @@ impl LedgerTools {
         let default = self.config.judge_for("sediment_sleep").to_string();
         let judge = p.judge.unwrap_or_else(|| default.clone());
         // refuse a judge that cannot relate lessons before touching the ledger
-        let loaded = self
-            .runtime
-            .judge(&judge)
-            .await
-            .map_err(|e| e.to_string())?;
+        let loaded = self.runtime.judge(&judge).await.map_err(ToolError::from)?;
         if !loaded.can_relate() {
-            return Err(format!(
-                "judge '{judge}' cannot relate lessons (it does not export silt:judge/relate); use lexical, or review and apply judgments yourself"
-            ));
+            return Err(ToolError {
+                code: "invalid_request",
+                message: format!(
+                    "judge '{judge}' cannot relate lessons (it does not export silt:judge/relate)"
+                ),
+                hint: Some("use lexical, or review and apply judgments yourself".into()),
+            });
         }
         let (s, undoable) = self.sleep_apart(&judge, self.now(), judged).await?;
         Ok(
@@ -490,9 +491,9 @@ impl LedgerTools {
         let p: ForgetParams = parse(args)?;
         // longer than a capture's ids: a file an older silt imported may
         // hold one, and forgetting is how it goes
-        let id = text("id", &p.id, FORGET_ID_CHARS)?;
+        let id = text("id", &p.id, FORGET_ID_CHARS).map_err(ToolError::invalid)?;
         let reason = match &p.reason {
-            Some(r) => text("reason", r, MAX_TEXT_CHARS)?,
+            Some(r) => text("reason", r, MAX_TEXT_CHARS).map_err(ToolError::invalid)?,
             None => "forgotten on request".into(),
         };
         let now = self.now();
@@ -525,18 +526,18 @@ impl LedgerTools {
     pub async fn apply(&self, args: Map<String, Value>) -> ToolOutcome {
         let p: ApplyParams = parse(args)?;
         if p.judgments.is_empty() || p.judgments.len() > 100 {
-            return Err(format!(
+            return Err(ToolError::invalid(format!(
                 "judgments must hold 1 to 100 verdicts, got {}",
                 p.judgments.len()
-            ));
+            )));
         }
         let judgments: Vec<Judgment> = p
             .judgments
             .iter()
             .map(|j| {
                 Ok(Judgment {
-                    a_id: text("a_id", &j.a_id, MAX_ID_CHARS)?,
-                    b_id: text("b_id", &j.b_id, MAX_ID_CHARS)?,
+                    a_id: text("a_id", &j.a_id, MAX_ID_CHARS).map_err(ToolError::invalid)?,
+                    b_id: text("b_id", &j.b_id, MAX_ID_CHARS).map_err(ToolError::invalid)?,
                     verdict: match j.verdict {
                         VerdictParam::Merge => Verdict::Merge,
                         VerdictParam::Contradict => Verdict::Contradict,
@@ -544,7 +545,7 @@ impl LedgerTools {
                     },
                 })
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, ToolError>>()?;
         let r = self
             .service()
             .await?

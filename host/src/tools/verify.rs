@@ -4,7 +4,6 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -133,6 +132,8 @@ impl VerifyParams {
             contradict_threshold: self
                 .contradict_threshold
                 .unwrap_or(DEFAULT_CONTRADICT_THRESHOLD),
+            // the runtime sets it from the judge's manifest
+            judge_entails: false,
         })
     }
 }
@@ -205,7 +206,7 @@ pub async fn run(
     config: &Config,
     params: &VerifyParams,
     caller_dir: Option<&Path>,
-    steps: Option<Arc<AtomicU64>>,
+    steps: Option<Arc<crate::progress::Stages>>,
 ) -> Result<Value, CallError> {
     let request = params.to_request()?;
     let base = match (&params.base_path, caller_dir) {
@@ -216,7 +217,9 @@ pub async fn run(
         .map_err(CallError::InvalidRequest)?;
     // the engine asks for sources one at a time; fetched ahead, a call
     // citing six slow URLs waits for the slowest, not for their sum
-    fetcher.prefetch(cited(&request.claims).await).await;
+    fetcher
+        .prefetch(cited(&request.claims).await, steps.as_deref())
+        .await;
     let judge = params
         .judge
         .as_deref()

@@ -122,6 +122,7 @@ impl exports::silt::embed::embed::Guest for Embedding {
                 vectors: vectors.iter().map(|v| v.to_vec()).collect(),
                 same_above: c.same.midpoint(),
                 related_above: c.related.midpoint(),
+                unrelated_below: c.related.at(silt_embed::calibration::UNRELATED_BELOW_P),
             })
         })
         .map_err(Into::into)

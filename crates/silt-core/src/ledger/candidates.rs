@@ -67,18 +67,108 @@ const K: usize = 3;
 /// text once per prefix element, and candidates for each text are counted
 /// in one array reset after it rather than kept as a set of all pairs.
 pub fn similar_pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)> {
+    let mut out = Vec::new();
+    for_each_similar_pair(texts, threshold, None, |i, j, sim| out.push((i, j, sim)));
+    out.sort_by_key(|&(i, j, _)| (i, j));
+    out
+}
+
+/// How many pairs [`similar_pairs`] would return, without keeping them.
+pub fn similar_pair_count(texts: &[&str], threshold: f64) -> usize {
+    let mut n = 0;
+    for_each_similar_pair(texts, threshold, None, |_, _, _| n += 1);
+    n
+}
+
+/// Exact checks per partner kept, in [`strongest_pairs`]: each text is
+/// checked against the `8 × per_text` earlier texts sharing most of its
+/// rarest elements.
+const CHECKS_PER_PARTNER: usize = 8;
+
+/// The pairs of [`similar_pairs`] that are among the `per_text` most
+/// similar partners of at least one of their two texts (of the candidates
+/// checked, see [`for_each_similar_pair`]), sorted by (i, j).
+///
+/// Memory is bounded by `texts.len() × per_text` pairs whatever the
+/// ledger: where thousands of lessons share a phrase, the full list is
+/// quadratic (a 30k-lesson ledger of templated triggers has hundreds of
+/// millions of pairs), and a lesson's duplicates and contradictions are
+/// among its most similar partners anyway. Ties keep the partner found
+/// first, so the answer is deterministic.
+pub fn strongest_pairs(
+    texts: &[&str],
+    threshold: f64,
+    per_text: usize,
+) -> Vec<(usize, usize, f64)> {
+    let checks = per_text.saturating_mul(CHECKS_PER_PARTNER);
+    strongest_pairs_checking(texts, threshold, per_text, Some(checks))
+}
+
+/// [`strongest_pairs`] with `max_checks` exact checks per text (None:
+/// every candidate, so each text's partners are exactly its best).
+fn strongest_pairs_checking(
+    texts: &[&str],
+    threshold: f64,
+    per_text: usize,
+    max_checks: Option<usize>,
+) -> Vec<(usize, usize, f64)> {
+    let mut best: Vec<Vec<(f64, u32)>> = vec![Vec::new(); texts.len()];
+    let mut keep = |at: usize, partner: usize, sim: f64| {
+        let list = &mut best[at];
+        if list.len() < per_text {
+            list.push((sim, partner as u32));
+        } else if let Some(weakest) = list
+            .iter_mut()
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .filter(|w| w.0 < sim)
+        {
+            *weakest = (sim, partner as u32);
+        }
+    };
+    for_each_similar_pair(texts, threshold, max_checks, |i, j, sim| {
+        keep(i, j, sim);
+        keep(j, i, sim);
+    });
+    let mut out: Vec<(usize, usize, f64)> = best
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, list)| {
+            list.into_iter()
+                .map(move |(sim, j)| (i.min(j as usize), i.max(j as usize), sim))
+        })
+        .collect();
+    out.sort_by_key(|p| (p.0, p.1));
+    out.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
+    out
+}
+
+/// Calls `found(i, j, sim)` (i < j) for every pair with `text_sim ≥
+/// threshold`, in no particular order.
+///
+/// With `max_checks`, at most that many earlier texts are checked exactly
+/// against each text: those sharing the most of its probing prefix (its
+/// rarest elements). Where a phrase is shared by thousands of texts every
+/// pair passes the filters and exact checks make the pass quadratic in
+/// time; the cap keeps it near-linear and is what [`strongest_pairs`]
+/// uses, since a text's strongest partners share the most of its rare
+/// elements.
+fn for_each_similar_pair(
+    texts: &[&str],
+    threshold: f64,
+    max_checks: Option<usize>,
+    mut found: impl FnMut(usize, usize, f64),
+) {
     let n = texts.len();
     let tok = Family::new(texts, |t, f| each_token(t, f), threshold / 2.0);
     let tri = Family::new(texts, |t, f| each_trigram(t, f), threshold * 1.5);
-    let mut out = Vec::new();
     if threshold <= 0.0 {
         // every pair qualifies, sharing an element or not
         for x in 0..n {
             for y in x + 1..n {
-                out.push((x, y, 0.5 * tok.jaccard(x, y) + 0.5 * tri.jaccard(x, y)));
+                found(x, y, 0.5 * tok.jaccard(x, y) + 0.5 * tri.jaccard(x, y));
             }
         }
-        return out;
+        return;
     }
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_by_key(|&i| (tri.len[i as usize], i));
@@ -122,6 +212,18 @@ pub fn similar_pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)>
                 h[1] = h[1].saturating_add(1);
             }
         }
+        if let Some(cap) = max_checks.filter(|&c| touched.len() > c) {
+            // the most shared prefix elements first; ties to the earlier text
+            let key = |y: &u32| {
+                let [ht, hg] = hits[*y as usize];
+                (std::cmp::Reverse(u16::from(ht) + u16::from(hg)), *y)
+            };
+            touched.select_nth_unstable_by_key(cap, key);
+            for &y in &touched[cap..] {
+                hits[y as usize] = [0, 0];
+            }
+            touched.truncate(cap);
+        }
         for &y in &touched {
             let yu = y as usize;
             let [ht, hg] = std::mem::take(&mut hits[yu]);
@@ -142,7 +244,7 @@ pub fn similar_pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)>
             };
             let sim = 0.5 * jt + 0.5 * jg;
             if sim >= threshold {
-                out.push((xu.min(yu), xu.max(yu), sim));
+                found(xu.min(yu), xu.max(yu), sim);
             }
         }
         touched.clear();
@@ -153,8 +255,6 @@ pub fn similar_pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)>
             tri_index[e as usize].push(x);
         }
     }
-    out.sort_by_key(|&(i, j, _)| (i, j));
-    out
 }
 
 /// One family's sets (tokens or trigrams) with its share `theta` of the
@@ -453,6 +553,105 @@ mod tests {
             // the same pairs, with the same similarity to the last bit
             assert_eq!(similar_pairs(&refs, t), brute, "threshold {t}");
         }
+    }
+
+    #[test]
+    fn the_strongest_pairs_are_each_texts_best_partners_and_bounded() {
+        let texts = corpus();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let t = 0.18;
+        let all = similar_pairs(&refs, t);
+        assert_eq!(similar_pair_count(&refs, t), all.len());
+        for per_text in [1, 2, 3, 8] {
+            let kept = strongest_pairs_checking(&refs, t, per_text, None);
+            assert!(kept.len() <= refs.len() * per_text);
+            // every kept pair is a real pair with its true similarity
+            for p in &kept {
+                assert!(all.contains(p), "{p:?}");
+            }
+            // each text keeps its per_text best partners (ties aside)
+            for i in 0..refs.len() {
+                let mut mine: Vec<f64> = all
+                    .iter()
+                    .filter(|p| p.0 == i || p.1 == i)
+                    .map(|p| p.2)
+                    .collect();
+                mine.sort_by(|a, b| b.total_cmp(a));
+                let kept_mine = kept.iter().filter(|p| p.0 == i || p.1 == i).count();
+                assert!(kept_mine >= mine.len().min(per_text), "text {i}");
+                if let Some(&cut) = mine.get(per_text.saturating_sub(1)) {
+                    for p in all.iter().filter(|p| (p.0 == i || p.1 == i) && p.2 > cut) {
+                        assert!(kept.contains(p), "text {i} lost {p:?}");
+                    }
+                }
+            }
+        }
+        // with room for every partner nothing is lost
+        assert_eq!(strongest_pairs(&refs, t, refs.len()), all);
+        // with the exact checks capped (8 per partner kept), still true
+        // pairs, still bounded, and nearly every text keeps its best partner
+        for per_text in [1, 2, 4] {
+            let kept = strongest_pairs(&refs, t, per_text);
+            assert!(kept.len() <= refs.len() * per_text);
+            assert!(kept.iter().all(|p| all.contains(p)));
+            let (mut texts_with_partners, mut best_kept) = (0, 0);
+            for i in 0..refs.len() {
+                let best = all
+                    .iter()
+                    .filter(|p| p.0 == i || p.1 == i)
+                    .map(|p| p.2)
+                    .fold(f64::NAN, f64::max);
+                if best.is_nan() {
+                    continue;
+                }
+                texts_with_partners += 1;
+                if kept.iter().any(|p| (p.0 == i || p.1 == i) && p.2 == best) {
+                    best_kept += 1;
+                }
+            }
+            assert!(
+                best_kept * 10 >= texts_with_partners * 9,
+                "per_text {per_text}: {best_kept} of {texts_with_partners} kept their best"
+            );
+        }
+    }
+
+    /// A ledger where every trigger shares a phrase: the full pair list is
+    /// quadratic, the strongest pairs are not, and each lesson still finds
+    /// the lesson that differs from it in one word.
+    #[test]
+    fn a_dense_ledgers_strongest_pairs_stay_linear() {
+        let subjects = ["parser", "lexer", "scheduler", "ledger", "cache"];
+        let texts: Vec<String> = (0..1500)
+            .map(|i| {
+                format!(
+                    "editing the {} in repo r{} before the release",
+                    subjects[i % subjects.len()],
+                    i / subjects.len()
+                )
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let t = 0.18;
+        assert!(similar_pair_count(&refs, t) > 1_000_000);
+        let kept = strongest_pairs(&refs, t, 16);
+        assert!(kept.len() <= refs.len() * 16, "{}", kept.len());
+        // each lesson still meets one of its most similar (checked exactly):
+        // the same subject in another repo, one short word apart
+        let exact = strongest_pairs_checking(&refs, t, 1, None);
+        let best = |pairs: &[(usize, usize, f64)], i: usize| {
+            pairs
+                .iter()
+                .filter(|p| p.0 == i || p.1 == i)
+                .map(|p| p.2)
+                .fold(0.0, f64::max)
+        };
+        let found = (0..refs.len())
+            .filter(|&i| best(&kept, i) >= best(&exact, i) - 1e-9)
+            .count();
+        assert!(found * 10 >= refs.len() * 9, "{found} of {}", refs.len());
+        let same_subject = kept.iter().filter(|p| p.0 % 5 == p.1 % 5).count();
+        assert!(same_subject * 10 >= kept.len() * 9, "{same_subject}");
     }
 
     /// The filters one at a time, on every pair of many small sets over a

@@ -74,7 +74,9 @@ fn refresh_sets(
 
 /// An entry id nobody holds.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("no entry with id '{0}'; list ids with sediment_stats")]
+#[error(
+    "no entry with id '{0}'; list ids with sediment_stats (on the command line: silt ledger stats)"
+)]
 pub struct UnknownId(pub String);
 
 /// What homeostasis did.
@@ -183,7 +185,10 @@ impl Ledger {
 
     /// Recall by meaning: `candidates` are active entries' positions,
     /// `relevance[c]` how close candidate `c`'s situation is to the
-    /// context (a cosine, negatives count as 0), and `duplicate(c, d)`
+    /// context (a cosine, negatives count as 0), `floor` the relevance a
+    /// candidate needs to fire at all (the judge's calibrated "about the
+    /// same thing" cosine: an unrelated task recalls nothing, as lexical
+    /// recall needs a shared content word), and `duplicate(c, d)`
     /// whether two candidates say the same thing. Scores are relevance
     /// times effective confidence; the best are taken in order, skipping
     /// any that duplicates one ranked above it (taken or itself skipped),
@@ -192,6 +197,7 @@ impl Ledger {
         &mut self,
         candidates: &[usize],
         relevance: &[f64],
+        floor: f64,
         duplicate: impl Fn(usize, usize) -> bool,
         k: usize,
         now: f64,
@@ -200,7 +206,7 @@ impl Ledger {
             .iter()
             .zip(relevance)
             .enumerate()
-            .filter(|(_, (i, _))| self.entries[**i].status == Status::Active)
+            .filter(|(_, (i, r))| self.entries[**i].status == Status::Active && **r >= floor)
             .map(|(c, (i, r))| (c, r.max(0.0) * self.entries[*i].effective(now)))
             .filter(|(_, s)| *s > 0.0)
             .collect();
@@ -397,7 +403,7 @@ impl Ledger {
             .filter(|e| e.status == Status::Active)
             .map(|e| e.when.as_str())
             .collect();
-        super::candidates::similar_pairs(&triggers, self.params.candidate_threshold).len()
+        super::candidates::similar_pair_count(&triggers, self.params.candidate_threshold)
     }
 
     /// How many other active entries entry `i` forms a candidate pair
@@ -632,15 +638,24 @@ mod tests {
         // a and b say the same thing; d would score best but is retired
         let relevance = [0.8, 0.9, 0.1, 0.95];
         let dup = |x: usize, y: usize| matches!((x.min(y), x.max(y)), (0, 1));
-        let (hits, events) = l.recall_by_meaning(&[0, 1, 2, 3], &relevance, dup, 5, NOW + 10.0);
+        let (hits, events) =
+            l.recall_by_meaning(&[0, 1, 2, 3], &relevance, 0.0, dup, 5, NOW + 10.0);
         // effective confidences are equal, so b (0.9) comes first and a is
         // its duplicate; c still fits
         assert_eq!(hits, vec![1, 2]);
         assert_eq!(events.len(), 2);
         assert_eq!(l.entries[0].hit_count, 0, "a duplicate does not fire");
         assert_eq!(l.entries[3].hit_count, 0, "retired lessons never fire");
-        let (hits, _) = l.recall_by_meaning(&[0, 1, 2], &[0.8, 0.9, -0.3], |_, _| false, 1, NOW);
+        let (hits, _) =
+            l.recall_by_meaning(&[0, 1, 2], &[0.8, 0.9, -0.3], 0.0, |_, _| false, 1, NOW);
         assert_eq!(hits, vec![1], "k caps the answer");
+        // below the floor (the judge's "about the same thing" cut) nothing fires
+        let (hits, events) =
+            l.recall_by_meaning(&[0, 1, 2], &[0.3, 0.44, 0.2], 0.45, |_, _| false, 3, NOW);
+        assert!(hits.is_empty() && events.is_empty(), "{hits:?}");
+        let (hits, _) =
+            l.recall_by_meaning(&[0, 1, 2], &[0.3, 0.46, 0.2], 0.45, |_, _| false, 3, NOW);
+        assert_eq!(hits, vec![1]);
     }
 
     #[test]
@@ -732,7 +747,10 @@ mod tests {
         assert_eq!(events[0].kind, EventKind::Revived);
         assert!((l.entries[0].confidence - 0.45).abs() < 1e-12);
         let err = l.confirm("nope", NOW).unwrap_err().to_string();
-        assert!(err.contains("sediment_stats"), "{err}");
+        assert!(
+            err.contains("sediment_stats") && err.contains("silt ledger stats"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -102,7 +102,14 @@ pub fn sleep(
 /// at a time however many candidates a dense ledger has.
 const JUDGE_CHUNK: usize = 4096;
 
-/// Candidate pairs (by entry index) among active entries.
+/// The most candidate partners one lesson is judged against per round:
+/// what keeps a sleep over a dense ledger (thousands of lessons sharing a
+/// phrase) in bounded memory; a lesson's duplicates and contradictions are
+/// its most similar partners, and the next round sees the ledger again.
+pub const MAX_PARTNERS: usize = 16;
+
+/// Candidate pairs (by entry index) among active entries: each lesson's
+/// [`MAX_PARTNERS`] most similar.
 fn candidate_pairs(ledger: &Ledger) -> Vec<(usize, usize)> {
     let active: Vec<usize> = (0..ledger.entries.len())
         .filter(|&i| ledger.entries[i].status == Status::Active)
@@ -111,7 +118,7 @@ fn candidate_pairs(ledger: &Ledger) -> Vec<(usize, usize)> {
         .iter()
         .map(|&i| ledger.entries[i].when.as_str())
         .collect();
-    super::candidates::similar_pairs(&triggers, ledger.params.candidate_threshold)
+    super::candidates::strongest_pairs(&triggers, ledger.params.candidate_threshold, MAX_PARTNERS)
         .into_iter()
         .map(|(i, j, _)| (active[i], active[j]))
         .collect()

@@ -3,6 +3,7 @@
 //! reads, and the verdicts, flags and counts built from its answers. The
 //! fetching is the host's.
 
+pub mod details;
 pub mod evidence;
 pub mod quote;
 pub mod report;

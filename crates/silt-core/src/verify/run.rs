@@ -8,6 +8,7 @@ use crate::ask::{self, AskError, AskRequest, AskRows, AskUsage, round4};
 use crate::budget::Budget;
 use crate::types::{AnswerSpace, ChoiceOption, Item, Judge, Question};
 
+use super::details;
 use super::evidence::{self, Via, Window};
 use super::quote::find_quote;
 use super::{ClaimKind, Record, report};
@@ -26,6 +27,10 @@ pub const VERDICTS: [&str; 4] = [
 /// The count key for a factual claim no passage could be judged for.
 pub const UNVERIFIED: &str = "unverified";
 
+/// Flag: support cleared the threshold, but the judge does not read
+/// entailment (see [`VerifyRequest::judge_entails`]).
+pub const JUDGE_CANNOT_CONFIRM: &str = "judge_cannot_confirm";
+
 /// Fitted by the reference's own evaluation (its shipped 0.6 was never refitted).
 pub const DEFAULT_SUPPORT_THRESHOLD: f64 = 0.80;
 pub const DEFAULT_CONTRADICT_THRESHOLD: f64 = 0.50;
@@ -38,6 +43,9 @@ pub const MAX_REPORT_CHARS: usize = 1_000_000;
 pub trait Sources {
     /// A locator's text, fetched and converted by the host.
     fn fetch(&mut self, locator: &str) -> Result<Source, String>;
+    /// A stage of the call begins, of `total` steps in the host's units
+    /// (sources fetched, passages sent to the judge); for progress only.
+    fn stage(&mut self, _name: &str, _total: u64) {}
 }
 
 /// A fetched source.
@@ -63,6 +71,13 @@ pub struct VerifyRequest {
     pub budget_usd: f64,
     pub support_threshold: f64,
     pub contradict_threshold: f64,
+    /// Whether the judge reads what a passage states (entailment) rather
+    /// than which words or topics it shares with a claim (its manifest's
+    /// `[judge] entailment`). Without it no claim is `supports_fully`:
+    /// similarity shows that a source talks about a claim, not that it
+    /// states it, and a claim with one word changed is as similar as the
+    /// true one.
+    pub judge_entails: bool,
 }
 
 /// One passage the judge read, with its answer.
@@ -305,16 +320,21 @@ pub fn run(
     }
 
     // every cited source once, in first-cited order
-    let mut fetched: HashMap<String, Result<Source, String>> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for c in claims.iter().filter(|c| c.kind == ClaimKind::Fact) {
         for cite in &c.citations {
-            if !fetched.contains_key(&cite.locator) {
-                fetched.insert(cite.locator.clone(), sources.fetch(&cite.locator));
+            if seen.insert(cite.locator.as_str()) {
                 order.push(cite.locator.clone());
             }
         }
     }
+    // the host may have fetched them ahead (its own "fetching sources")
+    sources.stage("reading sources", order.len() as u64);
+    let mut fetched: HashMap<String, Result<Source, String>> = order
+        .iter()
+        .map(|locator| (locator.clone(), sources.fetch(locator)))
+        .collect();
 
     let mut usage = AskUsage::default();
     let cost = judge.info().cost_per_million_input_tokens;
@@ -413,8 +433,22 @@ pub fn run(
             continue;
         }
 
+        results.push(row);
+    }
+
+    // every passage is picked before any is judged, so the wait has a size
+    let judged = |r: &ClaimResult| r.kind == ClaimKind::Fact && !r.passages.is_empty();
+    sources.stage(
+        "judging passages",
+        results
+            .iter()
+            .filter(|r| judged(r))
+            .map(|r| r.passages.len() as u64)
+            .sum(),
+    );
+    for row in results.iter_mut().filter(|r| judged(r)) {
         let request = AskRequest {
-            question: question_for(&c.claim, c.context.as_deref()),
+            question: question_for(&row.claim, row.claim_context.as_deref()),
             items: row
                 .passages
                 .iter()
@@ -443,8 +477,7 @@ pub fn run(
             let i: usize = r.id.parse().expect("ids are the passages' positions");
             row.passages[i].probabilities = r.probabilities;
         }
-        reduce(&mut row, req);
-        results.push(row);
+        reduce(row, req);
     }
 
     let mut counts: Vec<(&'static str, u32)> = VERDICTS
@@ -512,43 +545,78 @@ fn probability(p: &[(String, f64)], label: &str) -> f64 {
 /// - `contradicts` when any passage's contradiction clears
 ///   `contradict_threshold` (one contradicting source matters even when
 ///   another supports);
-/// - else `supports_fully` when the strongest full support reaches
-///   `support_threshold` and no cited quote failed to match;
+/// - else `supports_fully` when a passage's full support reaches
+///   `support_threshold`, no cited quote failed to match, the passage
+///   states the claim's details (figures, code names, negation, scope:
+///   [`details::unmet`]) and the judge reads entailment;
 /// - else `partially_supports` when the best passage puts more than half
 ///   its weight on support (full or partial), `does_not_address` when not.
 ///
 /// So the verdict and the flags never disagree: `supports_fully` carries
-/// neither `support_below_threshold` nor `quote_not_found`.
+/// none of `support_below_threshold`, `quote_not_found`,
+/// [`JUDGE_CANNOT_CONFIRM`] or the details' flags, and a claim whose
+/// support cleared the threshold but was withheld carries the flags that
+/// say why.
 fn reduce(row: &mut ClaimResult, req: &VerifyRequest) {
-    let judged: Vec<(usize, &Vec<(String, f64)>)> = row
+    // (position, full support, partial support, contradiction)
+    let judged: Vec<(usize, f64, f64, f64)> = row
         .passages
         .iter()
         .enumerate()
         .filter(|(_, p)| !p.probabilities.is_empty())
-        .map(|(i, p)| (i, &p.probabilities))
+        .map(|(i, p)| {
+            let get = |label| probability(&p.probabilities, label);
+            (
+                i,
+                get(SUPPORTS_FULLY),
+                get(PARTIALLY_SUPPORTS),
+                get(CONTRADICTS),
+            )
+        })
         .collect();
-    let Some(&(best, best_p)) = judged.iter().max_by(|a, b| {
-        // ties go to the earlier passage
-        probability(a.1, SUPPORTS_FULLY)
-            .total_cmp(&probability(b.1, SUPPORTS_FULLY))
-            .then(b.0.cmp(&a.0))
-    }) else {
+    // strongest full support first; ties go to the earlier passage
+    let mut by_support = judged.clone();
+    by_support.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let Some(&(mut best, support, partial, _)) = by_support.first() else {
         if !row.flags.contains(&"no_evidence") {
             row.flags.push("no_evidence");
         }
         return;
     };
-    let support = probability(best_p, SUPPORTS_FULLY);
-    let max_contradicts = judged
-        .iter()
-        .map(|(_, p)| probability(p, CONTRADICTS))
-        .fold(0.0, f64::max);
+    let max_contradicts = judged.iter().map(|j| j.3).fold(0.0, f64::max);
     let quote_failed = row.flags.contains(&"quote_not_found");
-    let leaning = support + probability(best_p, PARTIALLY_SUPPORTS);
+    let leaning = support + partial;
+    let contradicted = max_contradicts >= req.contradict_threshold;
     // NaN clears no threshold: it falls through to the least assertive
-    let verdict = if max_contradicts >= req.contradict_threshold {
+    let mut confirmed = false;
+    if !contradicted && support >= req.support_threshold && !quote_failed {
+        // the first passage over the threshold that states every detail
+        // of the claim confirms it; else the strongest one's gaps are told
+        let mut first_unmet = None;
+        for &(i, s, _, _) in &by_support {
+            if s < req.support_threshold {
+                break;
+            }
+            let unmet = details::unmet(&row.claim, &row.passages[i].text);
+            if unmet.is_empty() {
+                confirmed = true;
+                best = i;
+                break;
+            }
+            first_unmet.get_or_insert(unmet);
+        }
+        if !confirmed && let Some(unmet) = first_unmet {
+            row.flags.extend(unmet);
+        }
+        if !req.judge_entails {
+            confirmed = false;
+            row.flags.push(JUDGE_CANNOT_CONFIRM);
+        }
+    }
+    let support = judged.iter().find(|j| j.0 == best).map_or(support, |j| j.1);
+    let verdict = if contradicted {
         CONTRADICTS
-    } else if support >= req.support_threshold && !quote_failed {
+    } else if confirmed {
         SUPPORTS_FULLY
     } else if leaning > 0.5 {
         PARTIALLY_SUPPORTS
@@ -562,7 +630,7 @@ fn reduce(row: &mut ClaimResult, req: &VerifyRequest) {
     if support < req.support_threshold || support.is_nan() {
         row.flags.push("support_below_threshold");
     }
-    if max_contradicts >= req.contradict_threshold {
+    if contradicted {
         row.flags.push("contradiction_above_threshold");
     }
 }
@@ -672,6 +740,7 @@ mod tests {
             budget_usd: 0.5,
             support_threshold: DEFAULT_SUPPORT_THRESHOLD,
             contradict_threshold: DEFAULT_CONTRADICT_THRESHOLD,
+            judge_entails: true,
         }
     }
 
@@ -740,10 +809,21 @@ mod tests {
 
     /// One claim's row with one judged passage per distribution, reduced.
     fn reduced(dists: &[[f64; 4]], quote_failed: bool) -> ClaimResult {
+        reduced_as("c", &vec!["t"; dists.len()], dists, quote_failed, true)
+    }
+
+    /// `claim` over passages `texts` judged `dists`, reduced.
+    fn reduced_as(
+        claim: &str,
+        texts: &[&str],
+        dists: &[[f64; 4]],
+        quote_failed: bool,
+        judge_entails: bool,
+    ) -> ClaimResult {
         let mut row = ClaimResult {
             record: 0,
             premise_of: None,
-            claim: "c".into(),
+            claim: claim.into(),
             claim_context: None,
             kind: ClaimKind::Fact,
             extraction_uncertain: false,
@@ -753,12 +833,13 @@ mod tests {
             best_passage: None,
             passages: dists
                 .iter()
-                .map(|d| Passage {
+                .zip(texts)
+                .map(|(d, text)| Passage {
                     locator: "p".into(),
                     start: 0,
                     end: 1,
                     via: "overlap",
-                    text: "t".into(),
+                    text: text.to_string(),
                     probabilities: VERDICTS
                         .iter()
                         .zip(d)
@@ -773,8 +854,49 @@ mod tests {
                 vec![]
             },
         };
-        reduce(&mut row, &request(vec![]));
+        let req = VerifyRequest {
+            judge_entails,
+            ..request(vec![])
+        };
+        reduce(&mut row, &req);
         row
+    }
+
+    #[test]
+    fn a_judge_that_does_not_read_entailment_never_confirms() {
+        let text = "The ledger holds 2000 entries.";
+        let claim = "the ledger holds 2000 entries";
+        let row = reduced_as(claim, &[text], &[[0.95, 0.05, 0.0, 0.0]], false, false);
+        assert_eq!(row.verdict, Some(PARTIALLY_SUPPORTS));
+        assert_eq!(row.flags, [JUDGE_CANNOT_CONFIRM]);
+        let row = reduced_as(claim, &[text], &[[0.95, 0.05, 0.0, 0.0]], false, true);
+        assert_eq!(row.verdict, Some(SUPPORTS_FULLY));
+        assert!(row.flags.is_empty());
+        // below the threshold there is nothing to withhold, so no flag
+        let row = reduced_as(claim, &[text], &[[0.6, 0.3, 0.0, 0.1]], false, false);
+        assert_eq!(row.flags, ["support_below_threshold"]);
+    }
+
+    #[test]
+    fn a_passage_that_lacks_the_claims_details_does_not_confirm_it() {
+        let claim = "The ledger holds 3000 entries.";
+        let wrong = "The ledger holds 2000 entries.";
+        let right = "Since June the ledger holds 3000 entries.";
+        let row = reduced_as(claim, &[wrong], &[[0.95, 0.05, 0.0, 0.0]], false, true);
+        assert_eq!(row.verdict, Some(PARTIALLY_SUPPORTS));
+        assert_eq!(row.flags, [details::FIGURE_NOT_IN_PASSAGE]);
+        // a weaker passage that states the figure confirms it, and is the best
+        let row = reduced_as(
+            claim,
+            &[wrong, right],
+            &[[0.95, 0.05, 0.0, 0.0], [0.85, 0.1, 0.0, 0.05]],
+            false,
+            true,
+        );
+        assert_eq!(row.verdict, Some(SUPPORTS_FULLY));
+        assert_eq!(row.best_passage, Some(1));
+        assert_eq!(row.support, Some(0.85));
+        assert!(row.flags.is_empty());
     }
 
     #[test]
@@ -823,12 +945,53 @@ mod tests {
             match row.verdict.unwrap() {
                 SUPPORTS_FULLY => {
                     assert!(!has("support_below_threshold") && !has("quote_not_found"));
+                    assert!(!has(JUDGE_CANNOT_CONFIRM));
                     assert!(!has("contradiction_above_threshold"));
                 }
                 CONTRADICTS => assert!(has("contradiction_above_threshold")),
                 _ => assert!(!has("contradiction_above_threshold")),
             }
         }
+    }
+
+    /// Sources that record the stages they are told of.
+    struct Staged(Files, Vec<(String, u64)>);
+
+    impl Sources for Staged {
+        fn fetch(&mut self, locator: &str) -> Result<Source, String> {
+            self.0.fetch(locator)
+        }
+        fn stage(&mut self, name: &str, total: u64) {
+            self.1.push((name.to_string(), total));
+        }
+    }
+
+    #[test]
+    fn the_stages_are_named_with_their_sizes_before_they_run() {
+        let mut judge = Scripted {
+            calls: 0,
+            cost: 0.0,
+        };
+        let mut sources = Staged(Files(vec![("page.md", PAGE)], 0), Vec::new());
+        let req = request(vec![
+            fact("the ledger holds 2000 entries", &[("page.md", None)]),
+            fact(
+                "sleep merges xml lessons",
+                &[("page.md", None), ("gone.md", None)],
+            ),
+            fact("an uncited claim", &[]),
+        ]);
+        let out = run(&mut judge, &mut sources, &req).unwrap();
+        let passages: usize = out.results.iter().map(|r| r.passages.len()).sum();
+        assert!(passages >= 2, "{passages}");
+        assert_eq!(
+            sources.1,
+            [
+                ("reading sources".to_string(), 2),
+                ("judging passages".to_string(), passages as u64)
+            ]
+        );
+        assert_eq!(sources.0.1, 2, "each source fetched once");
     }
 
     #[test]
