@@ -82,3 +82,27 @@ fn the_inspector_calls_a_tool_with_string_arguments() {
         "{out}"
     );
 }
+
+/// A refused call reaches the Inspector as the tool's own error body, not
+/// as a failure to match the success's output schema (the TypeScript SDK
+/// checks any structured content against it, errors included).
+#[test]
+fn the_inspector_reads_a_refusal_as_the_tools_error() {
+    let home = tempfile::tempdir().unwrap();
+    for (tool, args) in [
+        ("sieve_rank", vec!["question=q", "candidates=[]"]),
+        ("sediment_confirm", vec!["id=no-such-lesson"]),
+    ] {
+        let mut call = vec!["--method", "tools/call", "--tool-name", tool, "--tool-arg"];
+        call.extend(args.iter().copied());
+        let (_, out, err) = inspector(home.path(), &call);
+        let result: Value = serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("{tool}: not a tool result ({e}): {out}{err}"));
+        assert_eq!(result["isError"], true, "{tool}: {out}");
+        let body: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(body["ok"], false, "{tool}: {body}");
+        assert!(body["error"]["code"].is_string(), "{tool}: {body}");
+        assert!(body["error"]["message"].is_string(), "{tool}: {body}");
+    }
+}

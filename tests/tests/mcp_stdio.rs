@@ -294,7 +294,10 @@ async fn rank_and_route_over_stdio() {
         // {ok: false, error: {code, message, hint?}}, never a protocol error
         let r = r.unwrap_or_else(|e| panic!("{tool} {args}: a protocol error: {e}"));
         assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
-        let body = r.structured_content.clone().unwrap_or_default();
+        // as text: structured content would be checked against the
+        // success's output schema by TypeScript clients
+        assert!(r.structured_content.is_none(), "{tool} {args}: {r:?}");
+        let body: Value = serde_json::from_str(&text_of(&r)).unwrap_or_default();
         assert_eq!(body["ok"], false, "{tool} {args}: {body}");
         let code = body["error"]["code"].as_str().unwrap_or_default();
         assert!(

@@ -45,12 +45,18 @@ pub struct SiltServer {
     roots: Option<Arc<[std::path::PathBuf]>>,
 }
 
-/// `{ok: true, ...}`, or `{ok: false, error: {code, message, hint?}}`
-/// marked as a tool error: one shape for every tool.
+/// `{ok: true, ...}` as structured content, or `{ok: false, error: {code,
+/// message, hint?}}` as the text of a tool error: one shape for every
+/// tool. The error carries no structured content because a tool's
+/// `outputSchema` describes its success, and the TypeScript SDK (the MCP
+/// Inspector, Claude Code) validates any structured content against it,
+/// error or not, turning a clear refusal into a schema failure.
 fn ledger_result(outcome: ToolOutcome) -> CallToolResult {
     match outcome {
         Ok(value) => CallToolResult::structured(value),
-        Err(error) => CallToolResult::structured_error(error.to_json()),
+        Err(error) => CallToolResult::error(vec![rmcp::model::ContentBlock::text(
+            error.to_json().to_string(),
+        )]),
     }
 }
 
