@@ -90,15 +90,6 @@ fn tally(rows: &[Row], verdicts: &[String]) -> BTreeMap<String, BTreeMap<String,
     out
 }
 
-/// The flags with which verify's judge-independent detail checks withhold
-/// `supports_fully` (silt-core `verify::details`).
-const DETAIL_FLAGS: [&str; 4] = [
-    "figure_not_in_passage",
-    "name_not_in_passage",
-    "negation_differs",
-    "scope_differs",
-];
-
 /// What the detail checks did where the judge's support cleared the
 /// threshold: the altered claims they caught, and the true claims they
 /// flagged (the cost of the caution), per split.
@@ -124,7 +115,10 @@ fn detail_tally(rows: &[Row], results: &[serde_json::Value]) -> BTreeMap<String,
         if !cleared {
             continue;
         }
-        let caught = flags.iter().any(|f| DETAIL_FLAGS.contains(f));
+        // the flags of verify's judge-independent detail checks
+        let caught = flags
+            .iter()
+            .any(|f| silt_core::verify::details::FLAGS.contains(f));
         let t = out.entry(row.split.clone()).or_default();
         if row.label == "true" {
             t.true_cleared += 1;

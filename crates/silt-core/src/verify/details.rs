@@ -32,6 +32,14 @@ pub const NEGATION_DIFFERS: &str = "negation_differs";
 /// (typically, may, some…) of the passage that the claim drops.
 pub const SCOPE_DIFFERS: &str = "scope_differs";
 
+/// Every flag these checks raise, in the order [`unmet`] lists them.
+pub const FLAGS: [&str; 4] = [
+    FIGURE_NOT_IN_PASSAGE,
+    NAME_NOT_IN_PASSAGE,
+    NEGATION_DIFFERS,
+    SCOPE_DIFFERS,
+];
+
 /// Words that set how much a claim covers.
 const QUANTIFIERS: &[&str] = &[
     "all",
