@@ -53,6 +53,9 @@ async fn run(cli: Cli) -> Result<()> {
     if let Command::BenchHttp(args) = cli.command {
         return silt::cli::bench_http::run(args).await;
     }
+    if let Command::BenchModel(args) = cli.command {
+        return silt::cli::bench_model::run(args).await;
+    }
     let app = if matches!(cli.command, Command::Bench(_) | Command::BenchEmbed(_)) {
         // the benchmark times the judge chain, not the answer cache
         let mut config = silt::config::Config::discover()?;
@@ -116,7 +119,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => silt::cli::bench::run(&app, args).await,
         Command::BenchEmbed(args) => silt::cli::bench_embed::run(&app, args).await,
         Command::BenchSieve(args) => silt::cli::bench_sieve::run(args).await,
-        Command::BenchHttp(_) | Command::HttpToken(_) => {
+        Command::BenchHttp(_) | Command::BenchModel(_) | Command::HttpToken(_) => {
             unreachable!("handled before the app opens")
         }
     }

@@ -325,6 +325,45 @@ fn a_ledger_this_user_cannot_write_is_not_called_damaged() {
     assert_eq!(std::fs::read(&ledger).unwrap(), before);
 }
 
+/// A ledger on a read-only file system is refused with that reason and the
+/// fix, never called damaged. The mount is a read-only bind of the ledger's
+/// folder in a private mount namespace (`unshare`, util-linux; as a normal
+/// user it maps itself to root in a new user namespace first).
+#[test]
+fn a_ledger_on_a_read_only_mount_is_not_called_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.db");
+    assert!(silt(&ledger, &["capture", "--when", "w", "--prefer", "p"]).0);
+    let before = std::fs::read(&ledger).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    // SAFETY: geteuid has no preconditions
+    let root = unsafe { libc::geteuid() } == 0;
+    let script = "mount --bind \"$1\" \"$1\" && mount -o remount,bind,ro \"$1\" && \
+                  exec \"$2\" ledger --ledger \"$1/ledger.db\" stats";
+    let out = Command::new("unshare")
+        .args(if root {
+            &["--mount"][..]
+        } else {
+            &["--user", "--map-root-user", "--mount"][..]
+        })
+        .args(["sh", "-c", script, "sh"])
+        .arg(dir.path())
+        .arg(silt_binary())
+        .env("SILT_CACHE_DIR", cache.path())
+        .output()
+        .expect("unshare (util-linux) runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        !err.contains("mount:") && !err.contains("unshare:"),
+        "the read-only mount could not be made: {err}"
+    );
+    assert!(err.contains("read-only file system"), "{err}");
+    assert!(err.contains("SILT_LEDGER_PATH"), "{err}");
+    assert!(!err.contains("damaged"), "{err}");
+    assert_eq!(std::fs::read(&ledger).unwrap(), before);
+}
+
 /// Eight processes capturing into one ledger that does not exist yet: the
 /// ledger is created once, whole, and every capture is acknowledged and
 /// kept (no process ever sees a half-made file).

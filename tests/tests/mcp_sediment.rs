@@ -461,3 +461,61 @@ async fn a_forgotten_lesson_is_gone_from_every_process() {
     one.cancel().await.unwrap();
     two.cancel().await.unwrap();
 }
+
+/// A capture whose scheduled sleep pass fails (here: the sleep judge's
+/// model server is down) is still `ok: true`, stored once, with the
+/// failure as a warning, so an agent never retries a stored lesson.
+#[tokio::test]
+async fn a_failed_auto_sleep_is_a_warning_beside_a_stored_capture() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("silt.toml"),
+        "[tools.sediment_sleep]\njudge = \"openai\"\n",
+    )
+    .unwrap();
+    // a port nothing listens on
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = tokio::process::Command::new(silt_binary());
+    cmd.arg("serve")
+        .env("SILT_CACHE_DIR", home.path().join("cache"))
+        .env("SILT_LEDGER_PATH", home.path().join("ledger.db"))
+        .env("SILT_SLEEP_PRESSURE", "0.01")
+        .env("SILT_CONFIG", home.path().join("silt.toml"))
+        .env("SILT_MODEL_URL", format!("http://127.0.0.1:{dead}"));
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let lessons = [
+        ("running the parser tests", "use the focused test target"),
+        (
+            "running the parser tests in CI",
+            "use the focused test target first",
+        ),
+        (
+            "running the parser tests locally",
+            "use the focused test target",
+        ),
+    ];
+    let mut last = Value::Null;
+    for (when, prefer) in lessons {
+        let (ok, v) = call(
+            &client,
+            "sediment_capture",
+            json!({"when": when, "prefer": prefer}),
+        )
+        .await;
+        assert!(ok, "a stored capture is ok whatever its sleep did: {v}");
+        last = v;
+    }
+    let warning = last["warning"].as_str().unwrap_or_default();
+    assert!(
+        warning.contains("captured; the scheduled sleep pass failed")
+            && warning.contains(&format!("127.0.0.1:{dead}")),
+        "the failed pass is a warning naming the server: {last}"
+    );
+    let (_, stats) = call(&client, "sediment_stats", json!({})).await;
+    assert_eq!(stats["active"], 3, "every capture stored once: {stats}");
+    client.cancel().await.unwrap();
+}

@@ -103,7 +103,7 @@ pub async fn run(app: &App, args: BenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn machine() -> serde_json::Value {
+pub(crate) fn machine() -> serde_json::Value {
     let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| {
         c.lines()
             .find(|l| l.starts_with("model name"))

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bench_embed;
 pub mod bench_http;
 pub mod bench_ledger;
+pub mod bench_model;
 pub mod bench_sieve;
 pub mod demo;
 pub mod eval;
@@ -72,6 +73,8 @@ pub enum Command {
     BenchSieve(bench_sieve::BenchSieveArgs),
     /// Load the shared HTTP server with concurrent clients: throughput and p50/p99 latency.
     BenchHttp(bench_http::BenchHttpArgs),
+    /// Time sieve_ask and sieve_verify on the HTTP model judge beside the same requests sent with curl.
+    BenchModel(bench_model::BenchModelArgs),
     /// Print the shared HTTP server's token (creating it, 0600, if missing),
     /// for an MCP client's `Authorization: Bearer` header.
     HttpToken(HttpTokenArgs),

@@ -591,9 +591,6 @@ impl LedgerTools {
     }
 }
 
-/// The sleep pass a capture schedules when the redundancy pressure reaches
-/// `threshold`: its report, None when the pressure is lower, or a warning
-/// when the check or the pass failed (the capture stands either way).
 /// The steps of a sleep pass that retired a lesson, with the log numbers
 /// `sediment_undo` takes back.
 fn undoable(events: &[silt_core::ledger::events::Event], seqs: &[i64]) -> Vec<Value> {

@@ -82,10 +82,8 @@ fn probe(settings: &Settings) -> Result<Endpoint, JudgeError> {
                 "{} answered without log-probabilities",
                 endpoint.path()
             )),
-            // the server is down, refuses us or is out of quota: another
-            // endpoint will not help
-            Err(e) if reaches_no_endpoint(&e) => return Err(e),
-            Err(e) => tried.push(format!("{}: {}", endpoint.path(), message(&e))),
+            Err(f) if f.every_endpoint => return Err(f.error),
+            Err(f) => tried.push(format!("{}: {}", endpoint.path(), message(&f.error))),
         }
     }
     Err(JudgeError::Unsupported(format!(
@@ -96,16 +94,27 @@ fn probe(settings: &Settings) -> Result<Endpoint, JudgeError> {
     )))
 }
 
-/// Errors that every endpoint of the server would give.
-fn reaches_no_endpoint(e: &JudgeError) -> bool {
-    match e {
-        JudgeError::LimitExceeded(_) => true,
-        JudgeError::Unavailable(m) => {
-            m.starts_with("cannot reach")
-                || m.starts_with("the sandbox refused")
-                || m.contains("SILT_MODEL_API_KEY")
+/// A request that got no usable reply.
+struct Failure {
+    error: JudgeError,
+    /// The server is down, refuses us or is out of quota: another endpoint
+    /// of the same server would fail the same way, so the probe stops.
+    every_endpoint: bool,
+}
+
+impl Failure {
+    fn server(error: JudgeError) -> Failure {
+        Failure {
+            error,
+            every_endpoint: true,
         }
-        _ => false,
+    }
+
+    fn endpoint(error: JudgeError) -> Failure {
+        Failure {
+            error,
+            every_endpoint: false,
+        }
     }
 }
 
@@ -125,7 +134,7 @@ fn send(
     settings: &Settings,
     endpoint: Endpoint,
     bodies: &[Vec<u8>],
-) -> Vec<Result<openai::Reply, JudgeError>> {
+) -> Vec<Result<openai::Reply, Failure>> {
     let url = settings.url(endpoint);
     let target = Target {
         url: url::Url::parse(&url).expect("built from a parsed URL"),
@@ -146,36 +155,41 @@ fn reply(
     url: &str,
     endpoint: Endpoint,
     r: Result<Answered, PostError>,
-) -> Result<openai::Reply, JudgeError> {
-    let answered = r.map_err(|e| match e {
-        PostError::Denied(why) => JudgeError::Unavailable(format!(
-            "the sandbox refused to reach {url} ({why}): the judge may reach only the host in \
-             SILT_MODEL_URL as it was when silt started; restart silt after changing it"
-        )),
-        PostError::Unreachable(why) => JudgeError::Unavailable(format!(
-            "cannot reach the model server at {} ({why}): start it, or point SILT_MODEL_URL at \
-             a running one",
-            settings.base
-        )),
+) -> Result<openai::Reply, Failure> {
+    let answered = r.map_err(|e| {
+        Failure::server(match e {
+            PostError::Denied(why) => JudgeError::Unavailable(format!(
+                "the sandbox refused to reach {url} ({why}): the judge may reach only the host \
+                 in SILT_MODEL_URL as it was when silt started; restart silt after changing it"
+            )),
+            PostError::Unreachable(why) => JudgeError::Unavailable(format!(
+                "cannot reach the model server at {} ({why}): start it, or point SILT_MODEL_URL \
+                 at a running one",
+                settings.base
+            )),
+        })
     })?;
     let words = || openai::error_message(&answered.body);
     match answered.status {
-        200..=299 => openai::parse(endpoint, &answered.body)
-            .map_err(|e| JudgeError::Unavailable(format!("{url} answered oddly: {e}"))),
-        401 | 403 => Err(JudgeError::Unavailable(format!(
+        200..=299 => openai::parse(endpoint, &answered.body).map_err(|e| {
+            Failure::endpoint(JudgeError::Unavailable(format!(
+                "{url} answered oddly: {e}"
+            )))
+        }),
+        401 | 403 => Err(Failure::server(JudgeError::Unavailable(format!(
             "{url} refused the request (HTTP {}: {}); set SILT_MODEL_API_KEY to a valid key",
             answered.status,
             words()
-        ))),
-        429 => Err(JudgeError::LimitExceeded(format!(
+        )))),
+        429 => Err(Failure::server(JudgeError::LimitExceeded(format!(
             "{url} kept answering HTTP 429 after {} attempts: {}",
             settings.attempts,
             words()
-        ))),
-        s => Err(JudgeError::Unavailable(format!(
+        )))),
+        s => Err(Failure::endpoint(JudgeError::Unavailable(format!(
             "{url} answered HTTP {s}: {}",
             words()
-        ))),
+        )))),
     }
 }
 
@@ -200,7 +214,7 @@ fn run(state: &State, plan: &Plan) -> Result<(Vec<Outcome>, Usage), JudgeError> 
         .into_iter()
         .zip(&plan.prompts)
     {
-        let reply = reply?;
+        let reply = reply.map_err(|f| f.error)?;
         let input = reply.prompt_tokens.unwrap_or_else(|| {
             silt_core::text::estimate_tokens(prompt.system.len() + prompt.user.len())
         });
