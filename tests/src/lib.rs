@@ -2,7 +2,27 @@
 //! components, a runtime over them, and the `silt` binary's path.
 
 pub mod fuzz;
+
+/// What the MCP client tests (Python SDK, Inspector CLI) share.
+pub mod clients {
+    use std::path::{Path, PathBuf};
+
+    /// The small repository the documented tool calls in
+    /// tests/clients/tool_calls.json point at (`$REPO`), under `home`.
+    pub fn example_repo(home: &Path) -> PathBuf {
+        let repo = home.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("notes.md"), "The client retries with backoff.\n").unwrap();
+        std::fs::write(
+            repo.join("retry.py"),
+            "MAX_RETRIES = 5\n\ndef retry_delay(attempt):\n    return 2 ** attempt\n",
+        )
+        .unwrap();
+        repo
+    }
+}
 pub mod pdf;
+pub mod searxng;
 
 use std::path::{Path, PathBuf};
 

@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use silt_e2e::mcp::{call, json_of, serve, text_of};
 use silt_e2e::search_chain;
+use silt_e2e::searxng::{results_page, slug};
 
 /// What the fake answers to (query, page).
 #[derive(Clone, Copy)]
@@ -39,29 +40,6 @@ struct Fake {
     behaviour: Behaviour,
     /// (q, pageno) of every request.
     log: Arc<Mutex<Vec<(String, u32)>>>,
-}
-
-fn slug(q: &str) -> String {
-    q.chars()
-        .map(|c| if c.is_alphanumeric() { c } else { '-' })
-        .collect()
-}
-
-fn results_page(q: &str, page: u32, n: usize) -> Value {
-    let results: Vec<Value> = (0..n)
-        .map(|i| {
-            let url = if page == 1 && i == 0 {
-                // one page every variant finds, dressed differently
-                format!("https://www.tree-sitter.example/install/?utm_source={}", slug(q))
-            } else {
-                format!("https://docs.example/{}/{page}-{i}", slug(q))
-            };
-            json!({"url": url, "title": format!("{q} result {page}-{i}"),
-                   "content": format!("How to {q}, part {i}"), "engines": ["duckduckgo"],
-                   "publishedDate": if i == 1 { json!("2026-03-01T00:00:00") } else { Value::Null }})
-        })
-        .collect();
-    json!({"query": q, "results": results, "unresponsive_engines": []})
 }
 
 async fn searxng(State(fake): State<Fake>, Query(q): Query<HashMap<String, String>>) -> Response {

@@ -2,6 +2,9 @@
 
 Usage: every_tool.py SILT_BINARY HOME REPO
 
+The environment must name a SearXNG-shaped server in SILT_SEARXNG_URL
+for sieve_search (the Rust test starts a loopback fake).
+
 Lists the tools, checks each input schema is portable (no null in a type,
 no Rust-only format, a valid JSON Schema), validates each tool's example
 arguments against its schema, calls the tool and checks the result is not
@@ -29,35 +32,12 @@ USAGE_FIELDS = ["tokens", "input_tokens", "output_tokens", "requests", "cache_hi
 
 
 def examples(repo):
-    """One documented call per tool (sieve_search needs a web backend and is
-    only checked for its schema)."""
-    return {
-        "sieve_ask": {"question": "Is it about retries?", "kind": "judge",
-                      "yes": "it is about retrying", "no": "it is about something else",
-                      "items": ["retry with backoff", {"id": "b", "text": "colour theme"}],
-                      "top_k": 2, "threshold": 0.0},
-        "sieve_rank": {"question": "retries", "candidates": [{"id": "a", "text": "retry with backoff"}],
-                       "top_k": 1},
-        "sieve_route": {"ask": "the build is red", "routes": [
-            {"id": "ci", "description": "CI failures and red builds", "aliases": ["build"]},
-            {"id": "docs", "description": "documentation changes"}]},
-        "sieve_grep": {"question": "where are retries configured", "path": repo, "top_k": 5,
-                       "threshold": 0.0},
-        "sieve_verify": {"base_path": repo, "records": [{"claim": "The client retries with backoff",
-                         "citations": [{"locator": "notes.md", "quote": "retries with backoff"}]}]},
-        "sieve_triage_threads": {"threads": [{"thread_id": "t1", "events": [
-            {"id": "e1", "ts": "2026-01-01T10:00:00Z", "role": "assistant", "kind": "message",
-             "text": "Should I deploy to production now?"}],
-            "contract": {"title": "deploy", "first_prompt": "get it deployed", "human_amendments": []}}]},
-        "sediment_capture": {"when": "editing the retry policy", "prefer": "run the retry tests",
-                             "feedback": "positive"},
-        "sediment_recall": {"context": "changing how the client retries", "k": 3},
-        "sediment_stats": {"include_retired": True, "limit": 10, "telemetry": True},
-        "sediment_consolidate": {},
-        "sediment_sleep": {},
-        "sediment_review_candidates": {},
-        "sediment_apply_judgments": {"judgments": [{"a_id": "nope1", "b_id": "nope2", "verdict": "distinct"}]},
-    }
+    """One documented call per tool, from tool_calls.json beside this file
+    (the MCP Inspector test reads the same calls)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "tool_calls.json")) as f:
+        text = f.read().replace("$REPO", repo)
+    return json.loads(text)["calls"]
 
 
 def unportable(node, at="$"):
