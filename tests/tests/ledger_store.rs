@@ -406,3 +406,80 @@ fn a_ledger_in_a_missing_folder_is_an_error() {
     assert!(err.contains("does not exist"), "{err}");
     assert!(!dir.path().join("no").exists());
 }
+
+/// A warm engine keeps auto-sleep's candidate pair count right while
+/// another writer captures and sleeps the same ledger (it adjusts the
+/// count by each synced lesson instead of recounting): after every step
+/// its count equals a fresh engine's full count.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_warm_engine_keeps_its_pair_count_right_across_another_writer() {
+    use silt::tools::sediment_tools::LedgerTools;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.db");
+    let config = silt::config::Config {
+        cache_dir: Some(dir.path().join("cache")),
+        ..Default::default()
+    };
+    let app = silt::app::App::with_config(config, true).unwrap();
+    let tools = || {
+        LedgerTools::at(
+            app.runtime.clone(),
+            app.config.clone(),
+            path.clone(),
+            None,
+            None,
+        )
+        .without_auto_sleep()
+    };
+    let (warm, other) = (tools(), tools());
+    let args = |v: Value| v.as_object().unwrap().clone();
+    async fn pairs(t: &LedgerTools) -> u32 {
+        let mut service = t.open().await.unwrap();
+        service.redundancy().await.unwrap().candidate_pairs
+    }
+    let lessons = [
+        (
+            "editing the parser in repo r1",
+            "run the focused tests first",
+        ),
+        (
+            "editing the parser in repo r2",
+            "run the focused tests first",
+        ),
+        ("editing the lexer in repo r1", "keep the change small"),
+        ("deploying the API in repo r1", "take a backup first"),
+    ];
+    for (when, prefer) in lessons {
+        warm.capture(args(serde_json::json!({"when": when, "prefer": prefer})))
+            .await
+            .unwrap();
+    }
+    let known = pairs(&warm).await;
+    assert!(known > 0, "the lessons share phrases");
+    let mut steps = 0;
+    for (when, prefer) in lessons.iter().chain(&[
+        (
+            "editing the parser in repo r3",
+            "run the focused tests first",
+        ),
+        (
+            "testing the parser in repo r1",
+            "read the existing tests first",
+        ),
+    ]) {
+        other
+            .capture(args(serde_json::json!({"when": when, "prefer": prefer})))
+            .await
+            .unwrap();
+        steps += 1;
+        assert_eq!(
+            pairs(&warm).await,
+            pairs(&tools()).await,
+            "after capture {steps}"
+        );
+    }
+    // a sleep elsewhere merges the repeated lessons: retirements arrive by sync
+    let slept = other.sleep(args(serde_json::json!({}))).await.unwrap();
+    assert!(slept["merged"].as_u64().unwrap() > 0, "{slept}");
+    assert_eq!(pairs(&warm).await, pairs(&tools()).await, "after the sleep");
+}

@@ -54,14 +54,24 @@ impl core::relate::RelationJudge for ImportedRelations {
     }
 }
 
+/// Changed lessons from another process up to which `sync` adjusts the
+/// known candidate pair count instead of forgetting it (or an eighth of
+/// the ledger, if more): each adjustment is one scan of the ledger, a
+/// recount a candidate search over all of it, which on a ledger of
+/// lessons sharing phrases costs far more than a scan per lesson.
+const MAX_SYNC_ADJUST: usize = 16;
+
 struct LedgerResource {
     ledger: RefCell<ops::Ledger>,
     /// Position of each id in `ledger.entries`.
     index: RefCell<HashMap<String, usize>>,
     /// The active set's candidate pair count, while it is known: a capture
-    /// adds its own pairs, every other change forgets it. (Auto-sleep asks
-    /// after each capture; a full count is a candidate search.)
+    /// adds its own pairs, a small sync adjusts it, a pass that may touch
+    /// any lesson forgets it. (Auto-sleep asks after each capture; a full
+    /// count is a candidate search.)
     candidate_pairs: std::cell::Cell<Option<u32>>,
+    /// Whether the judge gives vectors, once it has said.
+    embeds: std::cell::Cell<Option<bool>>,
 }
 
 impl LedgerResource {
@@ -156,6 +166,22 @@ impl LedgerResource {
     /// Vectors for the context and the active lessons, when the judge has
     /// them (`silt:embed`); None sends recall down its lexical path.
     fn meaning(&self, context: &str) -> Option<Meaning> {
+        // Ask with the context alone until the judge is known to embed: a
+        // judge without vectors would otherwise be sent every lesson's
+        // text on every recall only to refuse (the lexical default).
+        if self.embeds.get().is_none() {
+            match silt::embed::embed::embed(&[context.to_string()]) {
+                Err(silt::judge::types::JudgeError::Unsupported(_)) => {
+                    self.embeds.set(Some(false));
+                }
+                Ok(_) => self.embeds.set(Some(true)),
+                // unavailable now, perhaps not later: ask again next time
+                Err(_) => {}
+            }
+        }
+        if self.embeds.get() == Some(false) {
+            return None;
+        }
         let l = self.ledger.borrow();
         let candidates: Vec<usize> = (0..l.entries.len())
             .filter(|&i| l.entries[i].status == core::entry::Status::Active)
@@ -222,23 +248,52 @@ impl GuestLedger for LedgerResource {
             ledger: RefCell::new(ops::Ledger::new(vec![], convert::params_from_wit(&params))),
             index: RefCell::new(HashMap::new()),
             candidate_pairs: std::cell::Cell::new(None),
+            embeds: std::cell::Cell::new(None),
         }
     }
 
     fn sync(&self, entries: Vec<Entry>) {
+        // Another process's change moves the candidate pair count only by
+        // the pairs of the lessons it added, retired or reworded: keep the
+        // count up to date for a few such lessons (each costs one scan)
+        // rather than recount the ledger on the next capture. A recall
+        // elsewhere (hits and times only) costs nothing here.
+        let size = self.ledger.borrow().entries.len();
+        let mut known = if entries.len() <= MAX_SYNC_ADJUST.max(size / 8) {
+            self.candidate_pairs.take()
+        } else {
+            None
+        };
         self.candidate_pairs.set(None);
         let mut l = self.ledger.borrow_mut();
         let mut index = self.index.borrow_mut();
         for e in entries {
             let e = convert::entry_from_wit(&e);
+            let active = e.status == core::entry::Status::Active;
             match index.get(&e.id) {
-                Some(&i) => l.entries[i] = e,
+                Some(&i) => {
+                    let old = &l.entries[i];
+                    let was_active = old.status == core::entry::Status::Active;
+                    let moves = was_active != active || (active && old.when != e.when);
+                    if moves && was_active {
+                        known = known.and_then(|n| n.checked_sub(l.candidate_pairs_of(i) as u32));
+                    }
+                    l.replace_entry(i, e);
+                    if moves && active {
+                        known = known.map(|n| n + l.candidate_pairs_of(i) as u32);
+                    }
+                }
                 None => {
-                    index.insert(e.id.clone(), l.entries.len());
+                    let i = l.entries.len();
+                    index.insert(e.id.clone(), i);
                     l.entries.push(e);
+                    if active {
+                        known = known.map(|n| n + l.candidate_pairs_of(i) as u32);
+                    }
                 }
             }
         }
+        self.candidate_pairs.set(known);
     }
 
     fn size(&self) -> u32 {

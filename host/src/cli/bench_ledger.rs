@@ -26,15 +26,57 @@ pub struct BenchLedgerArgs {
     /// Give up on one reference operation after this many seconds.
     #[arg(long, default_value_t = 300)]
     pub reference_timeout: u64,
+    /// The generated text: `families` (made-up words, families share
+    /// nothing) or `agents` (a Zipf vocabulary of recurring verbs,
+    /// subjects and actions, as agents write lessons).
+    #[arg(long, value_enum, default_value_t = Text::Families)]
+    pub text: Text,
+    /// Also time captures from this many `silt serve` processes at once on
+    /// one ledger (e.g. `--writers 1,8`), auto-sleep's check on.
+    #[arg(long, value_delimiter = ',')]
+    pub writers: Vec<usize>,
+    /// Captures per writer process.
+    #[arg(long, default_value_t = 40)]
+    pub writer_captures: usize,
+    /// Time recall and capture only (no sleep, consolidate or auto-sleep
+    /// check): for ledgers too large to sleep in a benchmark's time.
+    #[arg(long)]
+    pub no_sleep: bool,
     /// JSON out.
     #[arg(long)]
     pub json: bool,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Text {
+    Families,
+    Agents,
+}
+
+impl Text {
+    fn lessons(self, n: usize) -> Vec<silt_core::ledger::synthetic::Lesson> {
+        match self {
+            Text::Families => silt_core::ledger::synthetic::lessons(n),
+            Text::Agents => silt_core::ledger::synthetic::agent_lessons(n),
+        }
+    }
+
+    /// The context of the `i`-th timed recall.
+    fn contexts(self, n: usize) -> Vec<String> {
+        match self {
+            Text::Families => (0..n)
+                .map(|i| format!("writing a migration with Postgres on production {i}"))
+                .collect(),
+            Text::Agents => silt_core::ledger::synthetic::agent_contexts(n),
+        }
+    }
+}
+
 /// The generated ledger (`silt_core::ledger::synthetic`) as Sediment's JSON.
-fn generate(n: usize, now: f64) -> Value {
+fn generate(n: usize, now: f64, text: Text) -> Value {
     let day = 86400.0;
-    let rows: Vec<Value> = silt_core::ledger::synthetic::lessons(n)
+    let rows: Vec<Value> = text
+        .lessons(n)
         .into_iter()
         .enumerate()
         .map(|(i, l)| {
@@ -127,7 +169,7 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
     let json_path = dir.path().join("ledger.json");
     std::fs::write(
         &json_path,
-        serde_json::to_string_pretty(&generate(args.entries, now))?,
+        serde_json::to_string_pretty(&generate(args.entries, now, args.text))?,
     )?;
     if let Ok(keep) = std::env::var("SILT_BENCH_KEEP") {
         std::fs::copy(&json_path, keep)?;
@@ -155,15 +197,15 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!(e))?;
     let first_sync_ms = t.elapsed().as_secs_f64() * 1000.0;
     let mut recall = Vec::new();
-    for i in 0..args.calls {
+    let mut recalled = 0;
+    for context in args.text.contexts(args.calls) {
         let t = Instant::now();
-        tools
-            .recall(arg(
-                json!({"context": format!("writing a migration with Postgres on production {i}")}),
-            ))
+        let out = tools
+            .recall(arg(json!({"context": context})))
             .await
             .map_err(|e| anyhow::anyhow!(e))?;
         recall.push(t.elapsed());
+        recalled += out["count"].as_u64().unwrap_or(0);
     }
     let mut capture = Vec::new();
     for i in 0..args.calls {
@@ -171,44 +213,75 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         tools.capture(arg(json!({"when": format!("benchmark situation {i}"), "prefer": format!("benchmark action {i}")}))).await.map_err(|e| anyhow::anyhow!(e))?;
         capture.push(t.elapsed());
     }
-    // captures with auto-sleep's redundancy check on (a threshold never
-    // reached, so the check runs and the pass does not): the first pays
-    // the full candidate count, the rest add their own pairs
-    let mut checking_config = (*app.config).clone();
-    checking_config.ledger.sleep_pressure = Some(1e9);
-    let checking = LedgerTools::at(
-        app.runtime.clone(),
-        std::sync::Arc::new(checking_config),
-        dir.path().join("ledger.db"),
-        None,
-        Some(now),
-    );
-    let mut checked = Vec::new();
-    for i in 0..args.calls {
-        let t = Instant::now();
-        checking.capture(arg(json!({"when": format!("checked situation {i}"), "prefer": format!("checked action {i}")}))).await.map_err(|e| anyhow::anyhow!(e))?;
-        checked.push(t.elapsed());
-    }
-    let first_checked_ms = checked[0].as_secs_f64() * 1000.0;
-    drop(checking);
-    let t = Instant::now();
-    let sleep = tools
-        .sleep(arg(json!({})))
-        .await
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let sleep_ms = t.elapsed().as_secs_f64() * 1000.0;
-    let t = Instant::now();
-    tools
-        .consolidate(arg(json!({})))
-        .await
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let consolidate_ms = t.elapsed().as_secs_f64() * 1000.0;
-    let silt = json!({
-        "first_sync_ms": first_sync_ms, "recall_p50_ms": p50(recall), "capture_p50_ms": p50(capture),
-        "capture_with_sleep_check_first_ms": first_checked_ms, "capture_with_sleep_check_p50_ms": p50(checked),
-        "sleep_ms": sleep_ms, "consolidate_ms": consolidate_ms, "sleep": sleep,
+    let mut silt = json!({
+        "first_sync_ms": first_sync_ms, "recall_p50_ms": p50(recall),
+        "recall_mean_hits": recalled as f64 / args.calls.max(1) as f64, "capture_p50_ms": p50(capture),
     });
-    let mut out = json!({"entries": args.entries, "silt": silt});
+    let (mut sleep_ms, mut consolidate_ms) = (0.0, 0.0);
+    if !args.no_sleep {
+        // captures with auto-sleep's redundancy check on (a threshold never
+        // reached, so the check runs and the pass does not): the first pays
+        // the full candidate count, the rest add their own pairs
+        let mut checking_config = (*app.config).clone();
+        checking_config.ledger.sleep_pressure = Some(1e9);
+        let checking = LedgerTools::at(
+            app.runtime.clone(),
+            std::sync::Arc::new(checking_config),
+            dir.path().join("ledger.db"),
+            None,
+            Some(now),
+        );
+        let mut checked = Vec::new();
+        for i in 0..args.calls {
+            let t = Instant::now();
+            checking.capture(arg(json!({"when": format!("checked situation {i}"), "prefer": format!("checked action {i}")}))).await.map_err(|e| anyhow::anyhow!(e))?;
+            checked.push(t.elapsed());
+        }
+        let first_checked_ms = checked[0].as_secs_f64() * 1000.0;
+        drop(checking);
+        let t = Instant::now();
+        let sleep = tools
+            .sleep(arg(json!({})))
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
+        sleep_ms = t.elapsed().as_secs_f64() * 1000.0;
+        let t = Instant::now();
+        tools
+            .consolidate(arg(json!({})))
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
+        consolidate_ms = t.elapsed().as_secs_f64() * 1000.0;
+        silt["capture_with_sleep_check_first_ms"] = json!(first_checked_ms);
+        silt["capture_with_sleep_check_p50_ms"] = json!(p50(checked));
+        silt["sleep_ms"] = json!(sleep_ms);
+        silt["consolidate_ms"] = json!(consolidate_ms);
+        silt["sleep"] = sleep;
+    }
+    let mut out = json!({"entries": args.entries, "text": format!("{:?}", args.text).to_lowercase(), "silt": silt});
+    if !args.writers.is_empty() {
+        let json_entries = sediment_json::read(&json_path, now)?;
+        let mut rows = Vec::new();
+        for &w in &args.writers {
+            let r = writers(
+                app,
+                &json_entries,
+                now,
+                args.text,
+                args.entries,
+                w,
+                args.writer_captures,
+            )
+            .await?;
+            if !args.json {
+                println!(
+                    "{w} writer(s): {:.1} captures/s",
+                    r["captures_per_s"].as_f64().unwrap_or(0.0)
+                );
+            }
+            rows.push(r);
+        }
+        out["writers"] = json!(rows);
+    }
     if let Some(checkout) = &args.reference {
         let copy = dir.path().join("reference.json");
         let mut rows = Value::Null;
@@ -261,4 +334,105 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `w` `silt serve` processes capturing `per` lessons each into one ledger
+/// holding `entries` at the start, all at once, with auto-sleep's
+/// redundancy check on (a threshold never reached: the check runs, the
+/// pass does not). The clock starts when every process has its engine warm
+/// and stops at the last answer.
+async fn writers(
+    app: &App,
+    entries: &[silt_core::ledger::Entry],
+    now: f64,
+    text: Text,
+    n: usize,
+    w: usize,
+    per: usize,
+) -> Result<Value> {
+    use super::stdio_client::Silt;
+    anyhow::ensure!(
+        w > 0 && per > 0,
+        "--writers and --writer-captures must be at least 1"
+    );
+    let dir = tempfile::tempdir()?;
+    let ledger = dir.path().join("ledger.db");
+    {
+        let tools = LedgerTools::at(
+            app.runtime.clone(),
+            app.config.clone(),
+            ledger.clone(),
+            None,
+            Some(now),
+        );
+        let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
+        service.store.import(entries, "generated", now)?;
+    }
+    std::fs::write(dir.path().join("silt.toml"), "judge = \"lexical\"\n")?;
+    let env = vec![
+        ("SILT_LEDGER_PATH", ledger.display().to_string()),
+        (
+            "SILT_CONFIG",
+            dir.path().join("silt.toml").display().to_string(),
+        ),
+        ("SILT_SLEEP_PRESSURE", "1e9".to_string()),
+    ];
+    // each process's first capture counts the ledger's candidate pairs
+    // (later ones add their own): that one is timed apart, before the clock
+    let mut servers = Vec::with_capacity(w);
+    let mut first = Vec::with_capacity(w);
+    for k in 0..w {
+        let mut s = Silt::start(dir.path(), &env).await?;
+        let t = Instant::now();
+        s.call(
+            "sediment_capture",
+            &json!({"when": format!("warming writer {k}"), "prefer": "count the pairs"}),
+        )
+        .await?;
+        first.push(t.elapsed());
+        servers.push(s);
+    }
+    // new lessons drawn like the ledger's own, none of them in it yet
+    let fresh = text.lessons(n + w * per);
+    let fresh = &fresh[n..];
+    let started = Instant::now();
+    let mut jobs = tokio::task::JoinSet::new();
+    for (k, mut s) in servers.into_iter().enumerate() {
+        let lessons: Vec<Value> = fresh[k * per..(k + 1) * per]
+            .iter()
+            .enumerate()
+            .map(|(j, l)| json!({"when": format!("{} ({k}.{j})", l.when), "prefer": l.prefer}))
+            .collect();
+        jobs.spawn(async move {
+            for args in &lessons {
+                s.call("sediment_capture", args).await?;
+            }
+            s.stop().await;
+            Ok::<(), anyhow::Error>(())
+        });
+    }
+    while let Some(done) = jobs.join_next().await {
+        done??;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let kept = {
+        let tools = LedgerTools::at(
+            app.runtime.clone(),
+            app.config.clone(),
+            ledger,
+            None,
+            Some(now),
+        );
+        let service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
+        service.store.all()?.len()
+    };
+    anyhow::ensure!(
+        kept == n + w * (per + 1),
+        "{w} writers: the ledger holds {kept} lessons, expected {}",
+        n + w * (per + 1)
+    );
+    Ok(json!({"writers": w, "captures": w * per,
+              "seconds": (seconds * 1000.0).round() / 1000.0,
+              "first_capture_p50_ms": (p50(first) * 10.0).round() / 10.0,
+              "captures_per_s": ((w * per) as f64 / seconds * 10.0).round() / 10.0}))
 }

@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, Command};
+
+use super::stdio_client::Silt;
 
 #[derive(Debug, clap::Args)]
 pub struct BenchModelArgs {
@@ -109,7 +110,7 @@ pub async fn run(args: BenchModelArgs) -> Result<()> {
     let mut rows = Vec::new();
     for &c in &args.concurrency {
         eprintln!("bench-model: concurrency {c}: silt");
-        let mut silt = Silt::start(dir.path(), &url, &args.model, c).await?;
+        let mut silt = Silt::start(dir.path(), &model_env(&url, &args.model, c)).await?;
         silt.call("sieve_ask", &ask).await?; // warm: compile, probe
         let silt_ask = silt.time("sieve_ask", &ask, args.calls).await?;
         let silt_verify = silt.time("sieve_verify", &verify, args.calls).await?;
@@ -159,6 +160,16 @@ pub async fn run(args: BenchModelArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The judge's settings for a server at `url`, answer cache off.
+fn model_env(url: &str, model: &str, concurrency: usize) -> Vec<(&'static str, String)> {
+    vec![
+        ("SILT_MODEL_URL", url.to_string()),
+        ("SILT_MODEL", model.to_string()),
+        ("SILT_MODEL_CONCURRENCY", concurrency.to_string()),
+        ("SILT_ANSWER_CACHE", "0".to_string()),
+    ]
 }
 
 fn ask_args() -> Value {
@@ -240,7 +251,7 @@ async fn record(
     let proxy = format!("http://{}", listener.local_addr()?);
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let mut silt = Silt::start(dir, &proxy, model, 1).await?;
+    let mut silt = Silt::start(dir, &model_env(&proxy, model, 1)).await?;
     silt.call("sieve_ask", ask).await?; // the probe and the warm-up
     log.lock().expect("log").clear();
     silt.call("sieve_ask", ask).await?;
@@ -335,99 +346,6 @@ async fn replay(url: &str, requests: &[Request], concurrency: usize) -> Result<(
         done??;
     }
     Ok(())
-}
-
-/// A `silt serve` child over stdio, asked one tool call at a time.
-struct Silt {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-    next_id: u64,
-}
-
-impl Silt {
-    async fn start(dir: &Path, url: &str, model: &str, concurrency: usize) -> Result<Silt> {
-        let mut child = Command::new(std::env::current_exe()?)
-            .arg("serve")
-            .current_dir(dir)
-            .env("SILT_MODEL_URL", url)
-            .env("SILT_MODEL", model)
-            .env("SILT_MODEL_CONCURRENCY", concurrency.to_string())
-            .env("SILT_ANSWER_CACHE", "0")
-            .env("SILT_LEDGER_PATH", dir.join("ledger.db"))
-            .env_remove("SILT_MODEL_ENDPOINT")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .context("spawning silt serve")?;
-        let stdin = child.stdin.take().context("stdin")?;
-        let lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
-        let mut silt = Silt {
-            child,
-            stdin,
-            lines,
-            next_id: 1,
-        };
-        silt.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "silt-bench-model", "version": "0"}}),
-        )
-        .await?;
-        silt.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await?;
-        Ok(silt)
-    }
-
-    async fn send(&mut self, msg: Value) -> Result<()> {
-        self.stdin.write_all(format!("{msg}\n").as_bytes()).await?;
-        Ok(self.stdin.flush().await?)
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Result<Value> {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await?;
-        while let Some(line) = self.lines.next_line().await? {
-            let v: Value = serde_json::from_str(&line).unwrap_or_default();
-            if v["id"] == id {
-                if let Some(e) = v.get("error") {
-                    bail!("{method} failed: {e}");
-                }
-                return Ok(v["result"].clone());
-            }
-        }
-        bail!("silt serve exited before answering {method}")
-    }
-
-    async fn call(&mut self, tool: &str, args: &Value) -> Result<()> {
-        let r = self
-            .request("tools/call", json!({"name": tool, "arguments": args}))
-            .await?;
-        if r["isError"] == true {
-            bail!("{tool} failed: {}", r["content"]);
-        }
-        Ok(())
-    }
-
-    /// `calls` sequential calls of `tool`, each timed.
-    async fn time(&mut self, tool: &str, args: &Value, calls: usize) -> Result<Vec<Duration>> {
-        let mut times = Vec::with_capacity(calls);
-        for _ in 0..calls {
-            let t = Instant::now();
-            self.call(tool, args).await?;
-            times.push(t.elapsed());
-        }
-        Ok(times)
-    }
-
-    async fn stop(mut self) {
-        drop(self.stdin);
-        let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
-    }
 }
 
 /// llama-server on a free loopback port with a slot per request in flight.

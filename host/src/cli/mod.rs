@@ -16,6 +16,7 @@ pub mod models;
 pub mod plugins;
 pub mod search_chain;
 pub mod shortcuts;
+pub mod stdio_client;
 
 use clap::{Parser, Subcommand};
 

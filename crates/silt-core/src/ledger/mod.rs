@@ -9,6 +9,7 @@ pub mod entry;
 pub mod events;
 pub mod limits;
 pub mod ops;
+mod recall_index;
 pub mod relate;
 pub mod similarity;
 pub mod sleep;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::Params;
 use super::entry::{Entry, Status};
 use super::events::{Event, EventKind};
+use super::recall_index::RecallIndex;
 use super::relate::Verdict;
 use super::similarity::{TermSets, Vocabulary, text_sim};
 
@@ -23,8 +24,8 @@ pub enum Feedback {
 pub struct Ledger {
     pub entries: Vec<Entry>,
     pub params: Params,
-    /// Recall's term sets ("when prefer") per entry, by position.
-    recall_sets: Vec<Option<CachedSets>>,
+    /// Recall's term sets ("when prefer") and content-word postings.
+    recall_index: RecallIndex,
     /// The trigger's term sets per entry, by position.
     trigger_sets: Vec<Option<CachedSets>>,
     vocabulary: Vocabulary,
@@ -157,30 +158,46 @@ impl Ledger {
     /// texts, and a lesson with no word in common is no evidence. So an
     /// unrelated context fires nothing rather than the k most confident.
     pub fn recall(&mut self, context: &str, k: usize, now: f64) -> (Vec<usize>, Vec<Event>) {
-        refresh_sets(
-            &self.entries,
-            &mut self.recall_sets,
-            &mut self.vocabulary,
-            true,
-        );
+        let scored = self.recall_scores(context, k, now);
+        self.fire(scored, now)
+    }
+
+    /// The top `k` (position, score) of [`Self::recall`], nothing fired.
+    /// Only the entries holding one of the context's content words are
+    /// scored, found through the index: the same entries a scan of the
+    /// whole ledger would keep.
+    fn recall_scores(&mut self, context: &str, k: usize, now: f64) -> Vec<(usize, f64)> {
+        self.recall_index
+            .catch_up(&self.entries, &mut self.vocabulary);
         let query = self.vocabulary.look_up(context);
         let content = self.vocabulary.content_ids(context);
-        let mut scored: Vec<(usize, f64)> = self
-            .entries
-            .iter()
-            .zip(&self.recall_sets)
-            .enumerate()
-            .filter(|(_, (e, _))| e.status == Status::Active)
-            .filter_map(|(i, (e, sets))| {
-                let sets = &sets.as_ref().expect("refreshed above").sets;
-                sets.shares_any(&content)
-                    .then(|| (i, query.similarity(sets) * e.effective(now)))
-            })
-            .filter(|(_, s)| *s > 0.0)
-            .collect();
+        let mut scored = Vec::new();
+        for i in self.recall_index.holding_any(&content) {
+            let e = &self.entries[i];
+            if e.status != Status::Active {
+                continue;
+            }
+            if !self.recall_index.is_current(i, e) {
+                // a text changed without replace_entry: read it again
+                self.recall_index
+                    .refresh(i, &self.entries[i], &mut self.vocabulary);
+            }
+            let s = query.similarity(self.recall_index.sets(i)) * self.entries[i].effective(now);
+            if s > 0.0 {
+                scored.push((i, s));
+            }
+        }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         scored.truncate(k);
-        self.fire(scored, now)
+        scored
+    }
+
+    /// Puts `e` at position `i` (a new version of that lesson from the
+    /// store), keeping recall's index right if its text changed.
+    pub fn replace_entry(&mut self, i: usize, e: Entry) {
+        self.entries[i] = e;
+        self.recall_index
+            .refresh(i, &self.entries[i], &mut self.vocabulary);
     }
 
     /// Recall by meaning: `candidates` are active entries' positions,
