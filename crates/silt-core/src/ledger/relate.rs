@@ -108,12 +108,54 @@ fn action_terms(prefer: &str) -> HashSet<String> {
         .collect()
 }
 
+/// The content terms of what a negated action says not to do: the words
+/// after its first negation up to the end of that clause ("do not inject
+/// CoT, keep it terse" → inject, cot).
+fn negated_clause_terms(prefer: &str) -> HashSet<String> {
+    // the words keep their case: terms() splits "CoT" as it does elsewhere
+    let is_negation = |w: &str| {
+        let w = w.to_lowercase();
+        let w = w.as_str();
+        matches!(
+            w,
+            "not" | "no" | "never" | "avoid" | "without" | "stop" | "dont"
+        ) || w.ends_with("n't")
+    };
+    let mut clause = String::new();
+    let mut inside = false;
+    for piece in prefer.split_inclusive(|c: char| !(c.is_alphanumeric() || c == '\'')) {
+        let word = piece.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '\''));
+        if inside {
+            clause.push_str(word);
+            clause.push(' ');
+            if piece.ends_with([',', ';', '.', ':', '(', ')']) {
+                break;
+            }
+        } else if is_negation(word) {
+            inside = true;
+        }
+    }
+    action_terms(&clause)
+}
+
+/// Whether a negated clause says "not" to the other action: at least two
+/// thirds of its terms are in that action ("do not inject CoT" against
+/// "inject explicit step-by-step CoT"), not merely one word in common
+/// ("avoid touching generated files" against "update the snapshot
+/// files" is two compatible lessons).
+fn restates(clause: &HashSet<String>, action: &HashSet<String>) -> bool {
+    let shared = clause.intersection(action).count();
+    !clause.is_empty() && 3 * shared >= 2 * clause.len()
+}
+
 /// The lexical judge's relation, from word overlap alone:
 ///
 /// - **contradict** (0.85) only for the same situation (trigger similarity
 ///   at `merge_threshold` or more) where exactly one action is negated and
-///   both are about the same thing (a content word in common): "inject
-///   CoT" against "do not inject CoT". Word overlap cannot tell an
+///   the negated clause restates the other action (two thirds of its
+///   content words): "inject CoT" against "do not inject CoT", not "update
+///   the snapshot files" against "avoid touching generated files". Word
+///   overlap cannot tell an
 ///   incompatible action from a compatible one otherwise ("use tabs"
 ///   against "run the linter"), so a same-situation pair with different
 ///   actions is distinct, with 0.3 on contradict: under any margin.
@@ -135,7 +177,8 @@ pub fn lexical_relation(a: &Lesson<'_>, b: &Lesson<'_>, p: &Params) -> Relation 
     let flipped = negated(a.prefer) != negated(b.prefer);
     let same_situation = trigger >= p.merge_threshold;
     if flipped {
-        let about_the_same = !action_terms(a.prefer).is_disjoint(&action_terms(b.prefer));
+        let (no, yes) = if negated(a.prefer) { (a, b) } else { (b, a) };
+        let about_the_same = restates(&negated_clause_terms(no.prefer), &action_terms(yes.prefer));
         return if same_situation && about_the_same {
             [0.0, 0.85, 0.0, 0.15]
         } else {
@@ -213,6 +256,31 @@ mod tests {
             ),
             Verdict::Distinct
         );
+        // one shared word is not a restated action: both lessons hold
+        // (the agents benchmark resolved 18 such pairs before)
+        assert_eq!(
+            verdict(
+                (parser, "update the snapshot files"),
+                (parser, "avoid touching generated files")
+            ),
+            Verdict::Distinct
+        );
+        // the negated clause restates the other action
+        assert_eq!(
+            verdict(
+                (parser, "retry the flaky tests"),
+                (parser, "don't retry flaky tests, fix them")
+            ),
+            Verdict::Contradict
+        );
+    }
+
+    #[test]
+    fn the_negated_clause_ends_with_its_clause() {
+        let t = negated_clause_terms("do not inject CoT, keep it terse");
+        assert_eq!(t, action_terms("inject CoT"));
+        assert_eq!(t.len(), 2, "{t:?}");
+        assert!(negated_clause_terms("keep it terse").is_empty());
     }
 
     #[test]
