@@ -3,9 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 
+use super::stdio_client::Silt;
 use crate::app::App;
 use crate::tools::ask::{self, AskParams};
 
@@ -62,13 +63,13 @@ pub async fn run(app: &App, args: BenchArgs) -> Result<()> {
     for _ in 0..args.iterations {
         instantiate.push(app.runtime.instantiate_only("lexical").await?);
     }
-    let exe = std::env::current_exe()?;
+    let work = tempfile::tempdir()?;
     let cache = tempfile::tempdir()?;
     let mut cold_uncached = Vec::new();
     let mut cold_cached = Vec::new();
     for _ in 0..args.cold_starts {
-        cold_uncached.push(cold_start(&exe, cache.path(), true).await?);
-        cold_cached.push(cold_start(&exe, cache.path(), false).await?);
+        cold_uncached.push(cold_start(work.path(), cache.path(), true).await?);
+        cold_cached.push(cold_start(work.path(), cache.path(), false).await?);
     }
     let out = json!({
         "machine": machine(),
@@ -112,47 +113,21 @@ pub(crate) fn machine() -> serde_json::Value {
     json!({"cpu": cpu, "cores": std::thread::available_parallelism().map(|n| n.get()).ok()})
 }
 
-/// Spawns `silt serve`, sends initialize + one tools/call over stdio by
-/// hand (newline-delimited JSON-RPC) and times the first answer.
+/// Spawns `silt serve` (working in `work`, compiling into `cache`),
+/// initializes it over stdio and times it to the first answered call.
 async fn cold_start(
-    exe: &std::path::Path,
+    work: &std::path::Path,
     cache: &std::path::Path,
     wipe: bool,
 ) -> Result<Duration> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     if wipe {
         let _ = std::fs::remove_dir_all(cache);
     }
     let started = Instant::now();
-    let mut child = tokio::process::Command::new(exe)
-        .arg("serve")
-        .env("SILT_CACHE_DIR", cache)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .context("spawning silt serve")?;
-    let mut stdin = child.stdin.take().context("stdin")?;
-    let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
-    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "sieve_ask", "arguments": five_items()}});
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "silt-bench", "version": "0"}}});
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    for msg in [init, initialized, call] {
-        stdin.write_all(format!("{msg}\n").as_bytes()).await?;
-    }
-    stdin.flush().await?;
-    while let Some(line) = lines.next_line().await? {
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-        if v["id"] == 2 {
-            anyhow::ensure!(v["result"]["isError"] != true, "bench call failed: {line}");
-            let elapsed = started.elapsed();
-            drop(stdin);
-            let _ = child.wait().await;
-            return Ok(elapsed);
-        }
-    }
-    anyhow::bail!("silt serve exited before answering")
+    let mut silt = Silt::start(work, &[("SILT_CACHE_DIR", cache.display().to_string())]).await?;
+    silt.call("sieve_ask", &serde_json::to_value(five_items())?)
+        .await?;
+    let elapsed = started.elapsed();
+    silt.stop().await;
+    Ok(elapsed)
 }

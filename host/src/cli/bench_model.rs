@@ -107,6 +107,10 @@ pub async fn run(args: BenchModelArgs) -> Result<()> {
         recorded.verify.len()
     );
 
+    let curl = (
+        on_disk(&url, &recorded.ask)?,
+        on_disk(&url, &recorded.verify)?,
+    );
     let mut rows = Vec::new();
     for &c in &args.concurrency {
         eprintln!("bench-model: concurrency {c}: silt");
@@ -116,8 +120,8 @@ pub async fn run(args: BenchModelArgs) -> Result<()> {
         let silt_verify = silt.time("sieve_verify", &verify, args.calls).await?;
         silt.stop().await;
         eprintln!("bench-model: concurrency {c}: curl");
-        let curl_ask = time_calls(args.calls, || replay(&url, &recorded.ask, c)).await?;
-        let curl_verify = time_calls(args.calls, || replay(&url, &recorded.verify, c)).await?;
+        let curl_ask = time_calls(args.calls, || replay(&curl.0, c)).await?;
+        let curl_verify = time_calls(args.calls, || replay(&curl.1, c)).await?;
         let row =
             |tool: &str, items: usize, requests: usize, silt: &[Duration], curl: &[Duration]| {
                 json!({"tool": tool, "concurrency": c, "items_per_call": items,
@@ -306,9 +310,15 @@ async fn forward(
     }
 }
 
-/// Sends `requests` with curl, `concurrency` at a time, each a curl
-/// process as a person timing the server by hand would run it.
-async fn replay(url: &str, requests: &[Request], concurrency: usize) -> Result<()> {
+/// Recorded requests written out as curl's `--data-binary @FILE` bodies,
+/// once, so the timed replays spend nothing on the files.
+struct CurlJobs {
+    _files: tempfile::TempDir,
+    /// (URL, body file) per request.
+    jobs: Vec<(String, PathBuf)>,
+}
+
+fn on_disk(url: &str, requests: &[Request]) -> Result<CurlJobs> {
     let files = tempfile::tempdir()?;
     let mut jobs = Vec::new();
     for (i, r) in requests.iter().enumerate() {
@@ -316,6 +326,16 @@ async fn replay(url: &str, requests: &[Request], concurrency: usize) -> Result<(
         std::fs::write(&file, &*r.body)?;
         jobs.push((format!("{url}{}", r.path), file));
     }
+    Ok(CurlJobs {
+        _files: files,
+        jobs,
+    })
+}
+
+/// Sends the requests with curl, `concurrency` at a time, each a curl
+/// process as a person timing the server by hand would run it.
+async fn replay(requests: &CurlJobs, concurrency: usize) -> Result<()> {
+    let jobs = requests.jobs.clone();
     let queue = Arc::new(Mutex::new(jobs));
     let mut workers = tokio::task::JoinSet::new();
     for _ in 0..concurrency {

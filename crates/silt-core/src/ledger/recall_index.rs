@@ -104,22 +104,14 @@ impl RecallIndex {
     /// Positions of the entries holding any of `content` (sorted ids),
     /// ascending, each once.
     pub fn holding_any(&self, content: &[u32]) -> Vec<usize> {
-        let lists: Vec<&Vec<u32>> = content
+        let mut out: Vec<usize> = content
             .iter()
             .filter_map(|id| self.postings.get(id))
+            .flat_map(|list| list.iter().map(|&i| i as usize))
             .collect();
-        let mut out: Vec<u32> = match lists.as_slice() {
-            [] => return Vec::new(),
-            [one] => (*one).clone(),
-            _ => {
-                let mut all: Vec<u32> = lists.iter().flat_map(|l| l.iter().copied()).collect();
-                all.sort_unstable();
-                all.dedup();
-                all
-            }
-        };
-        out.shrink_to_fit();
-        out.into_iter().map(|i| i as usize).collect()
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The term sets of entry `i` (indexed by [`Self::catch_up`]).
