@@ -138,6 +138,9 @@ fn the_inspector_reads_a_refusal_as_the_tools_error() {
     for (tool, args) in [
         ("sieve_rank", vec!["question=q", "candidates=[]"]),
         ("sediment_confirm", vec!["id=no-such-lesson"]),
+        // The CLI sends an all-digit id as a number: it still arrives as
+        // the id it was (refused as unknown, not as a wrong type).
+        ("sediment_contradict", vec!["id=12345678"]),
     ] {
         let mut call = vec!["--method", "tools/call", "--tool-name", tool, "--tool-arg"];
         call.extend(args.iter().copied());
@@ -150,6 +153,7 @@ fn the_inspector_reads_a_refusal_as_the_tools_error() {
         assert_eq!(body["ok"], false, "{tool}: {body}");
         assert!(body["error"]["code"].is_string(), "{tool}: {body}");
         assert!(body["error"]["message"].is_string(), "{tool}: {body}");
+        assert_ne!(body["error"]["code"], "invalid_arguments", "{tool}: {body}");
     }
 }
 

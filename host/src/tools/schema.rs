@@ -7,7 +7,9 @@
 //! send the number back as a string. [`portable`] rewrites every schema to
 //! plain types: an optional field is simply not required, and its default
 //! is in its description. The numeric deserializers here accept a number
-//! sent as a numeric string ("3"), the one mismatch known in the wild.
+//! sent as a numeric string ("3"), and [`id`] a lesson id that a client
+//! read as a number (the Inspector CLI parses `id=12345678` as JSON): the
+//! two mismatches known in the wild.
 
 use schemars::Schema;
 use serde::{Deserialize, Deserializer};
@@ -130,6 +132,20 @@ pub fn opt_f64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error>
         .transpose()
 }
 
+/// A lesson id: text, or a whole number a client parsed out of an
+/// all-digit id, given back as the digits it was written with. Anything
+/// else (a fraction, an exponent) did not come from an id.
+pub fn id<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    use serde::de::Error;
+    match Lenient::deserialize(d)? {
+        Lenient::Text(s) => Ok(s),
+        Lenient::Number(n) if n.is_u64() => Ok(n.to_string()),
+        Lenient::Number(n) => Err(D::Error::custom(format!(
+            "expected a lesson id (text such as \"a3f09c21\"), got the number {n}"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +165,12 @@ mod tests {
         judge: Option<String>,
         #[serde(default)]
         mode: Option<Mode>,
+    }
+
+    #[derive(Deserialize)]
+    struct IdArg {
+        #[serde(deserialize_with = "id")]
+        id: String,
     }
 
     #[derive(Deserialize, schemars::JsonSchema)]
@@ -191,6 +213,20 @@ mod tests {
         ] {
             assert!(
                 serde_json::from_value::<Args>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_id_read_as_a_number_arrives_as_its_digits() {
+        let a: IdArg = serde_json::from_value(json!({"id": "0a1b2c3d"})).unwrap();
+        assert_eq!(a.id, "0a1b2c3d");
+        let a: IdArg = serde_json::from_value(json!({"id": 12345678})).unwrap();
+        assert_eq!(a.id, "12345678");
+        for bad in [json!({"id": 1.5e9}), json!({"id": -3}), json!({"id": null})] {
+            assert!(
+                serde_json::from_value::<IdArg>(bad.clone()).is_err(),
                 "{bad}"
             );
         }

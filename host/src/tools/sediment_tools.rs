@@ -77,6 +77,7 @@ pub struct CaptureParams {
 #[serde(deny_unknown_fields)]
 pub struct IdParams {
     /// The lesson's id, 1 to 32 characters (see sediment_stats).
+    #[serde(deserialize_with = "crate::tools::schema::id")]
     pub id: String,
 }
 
@@ -97,6 +98,7 @@ pub struct UndoParams {
 #[serde(deny_unknown_fields)]
 pub struct ForgetParams {
     /// The lesson's id (see sediment_stats with include_retired).
+    #[serde(deserialize_with = "crate::tools::schema::id")]
     pub id: String,
     /// Why, for the log (1 to 300 characters; default "forgotten on request").
     #[serde(default)]
