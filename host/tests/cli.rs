@@ -158,7 +158,10 @@ fn demo_consolidates_ten_lessons_into_six() {
         .iter()
         .find(|e| e["note"] == "abstracted parent")
         .unwrap();
-    assert_eq!(parent["when"], "(general) trading prompt for");
+    assert_eq!(
+        parent["when"],
+        "trading prompt for XAUUSD, crypto perps or futures"
+    );
     let dormant = out["after"]["entries"]
         .as_array()
         .unwrap()

@@ -7,7 +7,9 @@ use super::entry::{DAY, Entry};
 
 /// A captured trigger or action, in characters after trimming.
 pub const MAX_TEXT_CHARS: usize = 300;
-/// A parent's trigger is "(general) " and the shared words of a member's.
+/// A trigger as stored: parents abstracted before 2026-12-02 were named
+/// "(general) " and the shared words of a member's trigger, and ledgers
+/// keep them (new parents fit in [`MAX_TEXT_CHARS`]).
 pub const MAX_WHEN_CHARS: usize = MAX_TEXT_CHARS + "(general) ".len();
 /// A note: the longest silt writes is a boundary rule quoting two actions.
 pub const MAX_NOTE_CHARS: usize = 2 * MAX_TEXT_CHARS + 200;

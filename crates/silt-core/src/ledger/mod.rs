@@ -3,6 +3,7 @@
 //! abstracted parent. Pure logic over entries and a caller-supplied time;
 //! storage and ids come from the host.
 
+pub mod abstraction;
 pub mod candidates;
 pub mod demo;
 pub mod entry;

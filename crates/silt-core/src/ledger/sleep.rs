@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::abstraction::abstract_parent;
+use super::candidates::strongest_pairs;
 use super::entry::{Entry, Status};
-use super::events::{Event, EventKind};
+use super::events::Event;
 use super::ops::Ledger;
 use super::relate::{Decision, Lesson, Relation, RelationJudge, Verdict, decide};
-use super::similarity::tokens;
 
 /// What one sleep pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -88,10 +89,8 @@ pub fn sleep(
         }
     }
     for cluster in clusters(&siblings, ledger.entries.len()) {
-        if cluster.len() >= ledger.params.abstraction_min
-            && let Some(event) = abstract_parent(ledger, &cluster, new_id(), now)
-        {
-            events.push(event);
+        if cluster.len() >= ledger.params.abstraction_min {
+            events.push(abstract_parent(ledger, &cluster, new_id(), now));
             report.generalized += 1;
         }
     }
@@ -109,19 +108,27 @@ const JUDGE_CHUNK: usize = 4096;
 pub const MAX_PARTNERS: usize = 16;
 
 /// Candidate pairs (by entry index) among active entries: each lesson's
-/// [`MAX_PARTNERS`] most similar.
+/// [`MAX_PARTNERS`] most similar by trigger (the same situation: merges,
+/// contradictions) and by action (one action across situations whose
+/// words differ: siblings, which similar triggers alone never pair).
 fn candidate_pairs(ledger: &Ledger) -> Vec<(usize, usize)> {
     let active: Vec<usize> = (0..ledger.entries.len())
         .filter(|&i| ledger.entries[i].status == Status::Active)
         .collect();
-    let triggers: Vec<&str> = active
-        .iter()
-        .map(|&i| ledger.entries[i].when.as_str())
-        .collect();
-    super::candidates::strongest_pairs(&triggers, ledger.params.candidate_threshold, MAX_PARTNERS)
+    let texts = |field: fn(&Entry) -> &str| -> Vec<&str> {
+        active.iter().map(|&i| field(&ledger.entries[i])).collect()
+    };
+    let p = &ledger.params;
+    let by_trigger = strongest_pairs(&texts(|e| &e.when), p.candidate_threshold, MAX_PARTNERS);
+    let by_action = strongest_pairs(&texts(|e| &e.prefer), p.action_threshold, MAX_PARTNERS);
+    let mut pairs: Vec<(usize, usize)> = by_trigger
         .into_iter()
+        .chain(by_action)
         .map(|(i, j, _)| (active[i], active[j]))
-        .collect()
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
 }
 
 /// The judge's relations for `pairs`, in order.
@@ -183,84 +190,11 @@ fn clusters(edges: &[(usize, usize)], n: usize) -> Vec<Vec<usize>> {
         .collect()
 }
 
-/// Creates the parent of `members` and folds them under it. None when the
-/// members' triggers share no word to name the parent by.
-fn abstract_parent(ledger: &mut Ledger, members: &[usize], id: String, now: f64) -> Option<Event> {
-    let first = &ledger.entries[members[0]];
-    let shared: Vec<String> = ordered_tokens(&first.when)
-        .into_iter()
-        .filter(|t| {
-            members
-                .iter()
-                .all(|&m| tokens(&ledger.entries[m].when).contains(t))
-        })
-        .collect();
-    if shared.is_empty() {
-        return None;
-    }
-    let strongest = *members
-        .iter()
-        .max_by(|&&a, &&b| {
-            let (ea, eb) = (&ledger.entries[a], &ledger.entries[b]);
-            ea.confirm_count
-                .cmp(&eb.confirm_count)
-                .then(ea.effective(now).total_cmp(&eb.effective(now)))
-                .then(b.cmp(&a))
-        })
-        .expect("a cluster has members");
-    let best = members
-        .iter()
-        .map(|&m| ledger.entries[m].effective(now))
-        .fold(0.0, f64::max);
-    let mut parent = Entry::new(
-        id,
-        format!("(general) {}", shared.join(" ")),
-        ledger.entries[strongest].prefer.clone(),
-        (best + 0.1).min(1.0),
-        members
-            .iter()
-            .map(|&m| ledger.entries[m].confirm_count)
-            .sum(),
-        now,
-    );
-    parent.hit_count = members.iter().map(|&m| ledger.entries[m].hit_count).sum();
-    parent.note = "abstracted parent".into();
-    let mut children = Vec::new();
-    for &m in members {
-        let e = &mut ledger.entries[m];
-        e.status = Status::Dormant;
-        e.note = format!("folded under {}", parent.id);
-        children.push(e.id.clone());
-    }
-    let event = Event::new(
-        now,
-        EventKind::Abstracted,
-        &parent.id,
-        children,
-        format!("{} siblings share the action", members.len()),
-    );
-    ledger.entries.push(parent);
-    Some(event)
-}
-
-/// The `[a-z0-9]+` tokens of `s` in order of first appearance.
-fn ordered_tokens(s: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for t in s
-        .to_lowercase()
-        .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
-    {
-        if !t.is_empty() && !out.iter().any(|o| o == t) {
-            out.push(t.to_string());
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ledger::Params;
+    use crate::ledger::events::EventKind;
     use crate::ledger::relate::LexicalRelations;
 
     const NOW: f64 = 1_750_000_000.0;
@@ -313,7 +247,10 @@ mod tests {
         );
         // the trading trio: dormant children under one parent
         let parent = ledger.entries.last().unwrap();
-        assert_eq!(parent.when, "(general) trading prompt for");
+        assert_eq!(
+            parent.when,
+            "trading prompt for XAUUSD, crypto perps or futures"
+        );
         assert_eq!(parent.prefer, "anchor reasoning on HTF bias first");
         assert_eq!((parent.confirm_count, parent.hit_count), (7, 7));
         assert!((parent.confidence - 0.7).abs() < 1e-9);
@@ -390,6 +327,7 @@ mod tests {
 mod margin_tests {
     use super::*;
     use crate::ledger::Params;
+    use crate::ledger::events::EventKind;
     use crate::ledger::ops::Feedback;
 
     const NOW: f64 = 1_750_000_000.0;
@@ -446,6 +384,55 @@ mod margin_tests {
             assert!(events.is_empty(), "{events:?}");
             assert_eq!(report.held_for_review, 1, "{unsure:?}");
         }
+    }
+
+    /// Three lessons with one action on situations that share no word.
+    fn one_action_three_situations() -> Ledger {
+        let mut l = Ledger::new(vec![], Params::default());
+        for (id, when) in [
+            ("a", "logging HTTP request bodies"),
+            ("b", "writing analytics events"),
+            ("c", "dumping user records for debugging"),
+        ] {
+            l.capture(
+                id.into(),
+                when,
+                "redact personal data before writing it",
+                Feedback::Neutral,
+                NOW,
+            );
+        }
+        l
+    }
+
+    /// Sleeps [`one_action_three_situations`] with a judge answering
+    /// `relation` for every pair.
+    fn sleep_three(relation: Relation) -> (Ledger, SleepReport, Vec<Event>) {
+        let mut l = one_action_three_situations();
+        let (report, events) =
+            sleep(&mut l, &mut Always(relation), &mut || "p".into(), NOW).unwrap();
+        (l, report, events)
+    }
+
+    #[test]
+    fn siblings_are_found_by_their_shared_action() {
+        let (l, report, events) = sleep_three([0.0, 0.0, 0.9, 0.1]);
+        assert_eq!(report.generalized, 1, "{events:?}");
+        let parent = l.entries.last().unwrap();
+        assert_eq!(
+            parent.when,
+            "logging HTTP request bodies, writing analytics events or dumping user records \
+             for debugging"
+        );
+        assert_eq!(l.active_count(), 1);
+    }
+
+    #[test]
+    fn a_lean_to_sibling_under_the_margin_folds_nothing() {
+        let (l, report, events) = sleep_three([0.2, 0.2, 0.45, 0.15]);
+        assert_eq!(report, SleepReport::default());
+        assert!(events.is_empty(), "{events:?}");
+        assert_eq!(l.active_count(), 3);
     }
 
     #[test]

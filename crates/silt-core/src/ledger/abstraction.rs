@@ -1,0 +1,213 @@
+//! Folding a cluster of siblings (one action, related situations) under a
+//! parent lesson, and naming the parent's situation in words a person
+//! would write.
+
+use super::entry::{Entry, Status};
+use super::events::{Event, EventKind};
+use super::limits::MAX_TEXT_CHARS;
+use super::ops::Ledger;
+
+/// Creates the parent of `members` and folds them under it: the parent
+/// takes the strongest member's action, a trigger naming every member's
+/// situation ([`parent_trigger`]), the best confidence plus 0.1 and the
+/// members' counts summed; the members turn dormant.
+pub fn abstract_parent(ledger: &mut Ledger, members: &[usize], id: String, now: f64) -> Event {
+    let strongest = *members
+        .iter()
+        .max_by(|&&a, &&b| {
+            let (ea, eb) = (&ledger.entries[a], &ledger.entries[b]);
+            ea.confirm_count
+                .cmp(&eb.confirm_count)
+                .then(ea.effective(now).total_cmp(&eb.effective(now)))
+                .then(b.cmp(&a))
+        })
+        .expect("a cluster has members");
+    let best = members
+        .iter()
+        .map(|&m| ledger.entries[m].effective(now))
+        .fold(0.0, f64::max);
+    let whens: Vec<&str> = members
+        .iter()
+        .map(|&m| ledger.entries[m].when.as_str())
+        .collect();
+    let mut parent = Entry::new(
+        id,
+        parent_trigger(&whens, &ledger.entries[strongest].when),
+        ledger.entries[strongest].prefer.clone(),
+        (best + 0.1).min(1.0),
+        members
+            .iter()
+            .map(|&m| ledger.entries[m].confirm_count)
+            .sum(),
+        now,
+    );
+    parent.hit_count = members.iter().map(|&m| ledger.entries[m].hit_count).sum();
+    parent.note = "abstracted parent".into();
+    let mut children = Vec::new();
+    for &m in members {
+        let e = &mut ledger.entries[m];
+        e.status = Status::Dormant;
+        e.note = format!("folded under {}", parent.id);
+        children.push(e.id.clone());
+    }
+    let event = Event::new(
+        now,
+        EventKind::Abstracted,
+        &parent.id,
+        children,
+        format!("{} siblings share the action", members.len()),
+    );
+    ledger.entries.push(parent);
+    event
+}
+
+/// The parent's situation: the words every trigger begins and ends with,
+/// around the parts that differ listed as alternatives ("trading prompt
+/// for XAUUSD, crypto perps or futures"); triggers with nothing in common
+/// are listed whole ("logging request bodies, writing analytics events or
+/// dumping user records"). The parent keeps every member's words, so a
+/// context that recalled a child recalls it. Alternatives that would take
+/// the trigger past [`MAX_TEXT_CHARS`] are counted ("or 4 others"); when
+/// not even one fits, the parent takes `fallback` (its strongest member's
+/// trigger).
+pub fn parent_trigger(whens: &[&str], fallback: &str) -> String {
+    let words: Vec<Vec<&str>> = whens
+        .iter()
+        .map(|w| w.split_whitespace().collect())
+        .collect();
+    let same = |a: &str, b: &str| a.to_lowercase() == b.to_lowercase();
+    let shortest = words.iter().map(Vec::len).min().unwrap_or(0);
+    let first = &words[0];
+    let mut prefix = (0..shortest)
+        .take_while(|&k| words.iter().all(|w| same(w[k], first[k])))
+        .count();
+    let mut suffix = (0..shortest - prefix)
+        .take_while(|&k| {
+            let last = first[first.len() - 1 - k];
+            words.iter().all(|w| same(w[w.len() - 1 - k], last))
+        })
+        .count();
+    // A trigger that is all prefix and suffix would list as nothing
+    // ("editing the parser" within "editing the parser in CI"): give
+    // the shared ends back until every member has a part of its own.
+    while words.iter().any(|w| w.len() == prefix + suffix) && prefix + suffix > 0 {
+        if suffix > 0 {
+            suffix -= 1;
+        } else {
+            prefix -= 1;
+        }
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for w in &words {
+        let part = w[prefix..w.len() - suffix].join(" ");
+        if !parts.iter().any(|p| same(p, &part)) {
+            parts.push(part);
+        }
+    }
+    if parts.len() == 1 {
+        return whens[0].to_string();
+    }
+    let head = first[..prefix].join(" ");
+    let tail = first[first.len() - suffix..].join(" ");
+    let phrase = |listed: &[String], others: usize| {
+        let mut alternatives = listed.join(", ");
+        if others > 0 {
+            let s = if others == 1 { "" } else { "s" };
+            alternatives.push_str(&format!(" or {others} other{s}"));
+        } else if let Some(cut) = alternatives.rfind(", ") {
+            alternatives.replace_range(cut..cut + 2, " or ");
+        }
+        [head.as_str(), alternatives.as_str(), tail.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    (1..=parts.len())
+        .rev()
+        .map(|n| phrase(&parts[..n], parts.len() - n))
+        .find(|p| p.chars().count() <= MAX_TEXT_CHARS)
+        .unwrap_or_else(|| fallback.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parent_trigger;
+
+    fn named(whens: &[&str]) -> String {
+        parent_trigger(whens, whens[0])
+    }
+
+    #[test]
+    fn the_parts_that_differ_are_listed_between_the_shared_words() {
+        assert_eq!(
+            named(&[
+                "trading prompt for XAUUSD",
+                "trading prompt for crypto perps",
+                "trading prompt for futures",
+            ]),
+            "trading prompt for XAUUSD, crypto perps or futures"
+        );
+        assert_eq!(
+            named(&[
+                "editing the parser in repo r3",
+                "editing the lexer in repo r3",
+                "Editing the type checker in repo r3",
+            ]),
+            "editing the parser, lexer or type checker in repo r3"
+        );
+    }
+
+    #[test]
+    fn triggers_with_nothing_in_common_are_listed_whole() {
+        assert_eq!(
+            named(&[
+                "logging HTTP request bodies",
+                "writing analytics events",
+                "dumping user records for debugging",
+            ]),
+            "logging HTTP request bodies, writing analytics events or dumping user records \
+             for debugging"
+        );
+    }
+
+    #[test]
+    fn a_member_inside_another_keeps_a_part_of_its_own() {
+        assert_eq!(
+            named(&[
+                "editing the parser",
+                "editing the parser in CI",
+                "editing the lexer"
+            ]),
+            "editing the parser, parser in CI or lexer"
+        );
+        // the same words said twice are one alternative
+        assert_eq!(
+            named(&[
+                "calling the API",
+                "Calling the api",
+                "calling the billing API"
+            ]),
+            "calling the API or billing API"
+        );
+    }
+
+    #[test]
+    fn a_long_list_is_counted_and_never_passes_the_text_limit() {
+        let long: Vec<String> = (0..40)
+            .map(|i| format!("deploying the service-{i}-with-a-long-name of the fleet"))
+            .collect();
+        let whens: Vec<&str> = long.iter().map(String::as_str).collect();
+        let name = named(&whens);
+        assert!(name.chars().count() <= super::MAX_TEXT_CHARS, "{name}");
+        assert!(
+            name.starts_with("deploying the service-0-with-a-long-name, service-1-"),
+            "{name}"
+        );
+        assert!(name.ends_with(" others of the fleet"), "{name}");
+        // not even one alternative fits: the fallback
+        let name = parent_trigger(&[&"b".repeat(295), &"c".repeat(295)], "the fallback");
+        assert_eq!(name, "the fallback");
+    }
+}
