@@ -126,12 +126,15 @@ mod tests {
 pub fn negated(text: &str) -> bool {
     text.to_lowercase()
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .any(|w| {
-            matches!(
-                w,
-                "not" | "no" | "never" | "avoid" | "without" | "stop" | "dont"
-            ) || w.ends_with("n't")
-        })
+        .any(says_not)
+}
+
+/// Whether one lowercase word of an action says "not" (see [`negated`]).
+pub fn says_not(word: &str) -> bool {
+    matches!(
+        word,
+        "not" | "no" | "never" | "avoid" | "without" | "stop" | "dont"
+    ) || word.ends_with("n't")
 }
 
 /// The cosine of two unit vectors (0 when either is the zero vector).

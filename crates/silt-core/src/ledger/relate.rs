@@ -125,14 +125,6 @@ fn action_terms(prefer: &str) -> HashSet<String> {
 /// CoT, keep it terse" → inject, cot).
 fn negated_clause_terms(prefer: &str) -> HashSet<String> {
     // the words keep their case: terms() splits "CoT" as it does elsewhere
-    let is_negation = |w: &str| {
-        let w = w.to_lowercase();
-        let w = w.as_str();
-        matches!(
-            w,
-            "not" | "no" | "never" | "avoid" | "without" | "stop" | "dont"
-        ) || w.ends_with("n't")
-    };
     let mut clause = String::new();
     let mut inside = false;
     for piece in prefer.split_inclusive(|c: char| !(c.is_alphanumeric() || c == '\'')) {
@@ -143,7 +135,7 @@ fn negated_clause_terms(prefer: &str) -> HashSet<String> {
             if piece.ends_with([',', ';', '.', ':', '(', ')']) {
                 break;
             }
-        } else if is_negation(word) {
+        } else if crate::text::says_not(&word.to_lowercase()) {
             inside = true;
         }
     }

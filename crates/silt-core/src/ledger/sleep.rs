@@ -101,8 +101,8 @@ pub fn sleep(
 /// at a time however many candidates a dense ledger has.
 const JUDGE_CHUNK: usize = 4096;
 
-/// The most candidate partners one lesson is judged against per round:
-/// what keeps a sleep over a dense ledger (thousands of lessons sharing a
+/// The most candidate partners one lesson is judged against per round,
+/// of each kind (by trigger, by action; see [`candidate_pairs`]): what keeps a sleep over a dense ledger (thousands of lessons sharing a
 /// phrase) in bounded memory; a lesson's duplicates and contradictions are
 /// its most similar partners, and the next round sees the ledger again.
 pub const MAX_PARTNERS: usize = 16;
