@@ -100,6 +100,16 @@ pub struct SearchConfig {
     pub backend: Option<String>,
 }
 
+/// The `[grep]` table: how `sieve_grep` weighs a judge.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrepConfig {
+    /// A judge's share of each unit's probability, 0 to 1; the rest is
+    /// the repository's own lexical evidence (default 0.1, fitted on the
+    /// grep evaluation; `$SILT_GREP_JUDGE_WEIGHT` wins).
+    pub judge_weight: Option<f64>,
+}
+
 /// The redundancy pressure that schedules a sleep pass when none is set.
 pub const DEFAULT_SLEEP_PRESSURE: f64 = 0.5;
 
@@ -122,6 +132,8 @@ pub struct Config {
     pub server: ServerConfig,
     #[serde(default)]
     pub search: SearchConfig,
+    #[serde(default)]
+    pub grep: GrepConfig,
     /// Where compiled components and answers are cached (default: the user cache dir).
     pub cache_dir: Option<PathBuf>,
     /// Remember judges' answers (default on; `SILT_ANSWER_CACHE=0` turns it off).
@@ -201,6 +213,28 @@ impl Config {
         Ok(value)
     }
 
+    /// The judge's weight in grep: `$SILT_GREP_JUDGE_WEIGHT`, the config's
+    /// `[grep] judge_weight`, or None (the engine's default).
+    pub fn grep_judge_weight(&self) -> Result<Option<f64>> {
+        let value = match std::env::var("SILT_GREP_JUDGE_WEIGHT") {
+            Ok(v) => Some(
+                v.trim()
+                    .parse::<f64>()
+                    .with_context(|| format!("SILT_GREP_JUDGE_WEIGHT='{v}' is not a number"))?,
+            ),
+            Err(_) => self.grep.judge_weight,
+        };
+        if let Some(w) = value
+            && !(w.is_finite() && (0.0..=1.0).contains(&w))
+        {
+            bail!(
+                "the grep judge weight must be in [0, 1] (0: the repository's evidence alone, \
+                 1: the judge alone), got {w}"
+            );
+        }
+        Ok(value)
+    }
+
     /// The ledger's destructive margin: the config's `[ledger]
     /// destructive_margin` or the engine's default.
     pub fn destructive_margin(&self) -> Result<f64> {
@@ -262,6 +296,17 @@ mod tests {
         assert_eq!(c.judge_for("sieve_ask"), "http-model");
         assert_eq!(c.judge_for("sieve_rank"), "embedding");
         assert_eq!(Config::default().judge_for("sieve_ask"), DEFAULT_JUDGE);
+    }
+
+    #[test]
+    fn the_grep_judge_weight_is_read_and_checked() {
+        // $SILT_GREP_JUDGE_WEIGHT would win; the test process never sets it
+        assert_eq!(Config::default().grep_judge_weight().unwrap(), None);
+        let c: Config = toml::from_str("[grep]\njudge_weight = 0.5\n").unwrap();
+        assert_eq!(c.grep_judge_weight().unwrap(), Some(0.5));
+        let c: Config = toml::from_str("[grep]\njudge_weight = 1.5\n").unwrap();
+        let e = c.grep_judge_weight().unwrap_err().to_string();
+        assert!(e.contains("[0, 1]"), "{e}");
     }
 
     #[test]

@@ -426,3 +426,62 @@ async fn grep_with_the_transformer_reads_a_shortlist_of_a_large_repository() {
     );
     assert_eq!(out["results"][0]["path"], "src/retry.rs", "{out:#}");
 }
+
+/// `SILT_GREP_JUDGE_WEIGHT` reaches the engine: at 0 the embedding judge's
+/// ranking is the repository's evidence alone (the lexical judge's answer,
+/// probability for probability), at 1 its own; out of range is refused.
+#[test]
+fn the_grep_judge_weight_moves_grep_from_the_evidence_to_the_judge() {
+    require("minilm");
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("retry.rs"),
+        "/// the delay before the next attempt doubles\nfn retry_delay() {}\n",
+    )
+    .unwrap();
+    std::fs::write(repo.path().join("theme.rs"), "fn dark_theme_colours() {}\n").unwrap();
+    std::fs::write(repo.path().join("notes.md"), "the delay of the release\n").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let grep = |judge: &str, weight: Option<&str>| {
+        let mut cmd = std::process::Command::new(silt_binary());
+        cmd.args(["grep", "--judge", judge, "--json", "--threshold", "0"])
+            .arg("how long does the client wait before retrying")
+            .arg(repo.path())
+            .env("SILT_CACHE_DIR", cache.path())
+            .env_remove("SILT_GREP_JUDGE_WEIGHT");
+        if let Some(w) = weight {
+            cmd.env("SILT_GREP_JUDGE_WEIGHT", w);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            stderr,
+        )
+    };
+    let hits = |stdout: &str| -> Vec<(String, f64)> {
+        let v: Value = serde_json::from_str(stdout).unwrap();
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h["path"].as_str().unwrap().to_string(),
+                    h["probability"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (ok, lexical, err) = grep("lexical", None);
+    assert!(ok, "{err}");
+    let (ok, evidence_only, err) = grep("embedding", Some("0"));
+    assert!(ok, "{err}");
+    assert_eq!(hits(&evidence_only), hits(&lexical));
+    let (ok, judge_only, err) = grep("embedding", Some("1"));
+    assert!(ok, "{err}");
+    assert_ne!(hits(&judge_only), hits(&lexical), "{judge_only}");
+    let (ok, _, err) = grep("embedding", Some("2"));
+    assert!(!ok && err.contains("[0, 1]"), "{err}");
+}

@@ -184,6 +184,7 @@ impl exports::silt::sieve::grep::Guest for Engine {
             top_k: request.top_k,
             threshold: request.threshold,
             budget_usd: request.budget_usd,
+            judge_weight: request.judge_weight,
         };
         let out = core_grep::run(&mut ImportedJudge, &mut ImportedRepository, &request)
             .map_err(error_out)?;

@@ -288,6 +288,7 @@ fn grep_now(
             top_k: top as u32,
             threshold: 0.0,
             budget_usd: 0.5,
+            judge_weight: None,
         },
         shortlist,
         weight,

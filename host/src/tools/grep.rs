@@ -99,6 +99,9 @@ pub async fn run(
         top_k: params.top_k.unwrap_or(20),
         threshold: params.threshold.unwrap_or(0.5),
         budget_usd: params.budget_usd.unwrap_or(DEFAULT_BUDGET_USD),
+        judge_weight: config
+            .grep_judge_weight()
+            .map_err(|e| CallError::InvalidRequest(format!("{e:#}")))?,
     };
     let judge = params
         .judge

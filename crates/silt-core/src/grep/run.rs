@@ -79,6 +79,9 @@ pub struct GrepRequest {
     pub top_k: u32,
     pub threshold: f64,
     pub budget_usd: f64,
+    /// The judge's share of each unit's probability, 0 to 1 (None:
+    /// [`JUDGE_WEIGHT`]); ignored when the engine answers (lexical).
+    pub judge_weight: Option<f64>,
 }
 
 /// One ranked unit.
@@ -221,6 +224,14 @@ fn validate(req: &GrepRequest) -> Result<(), AskError> {
             req.budget_usd
         ));
     }
+    if let Some(w) = req.judge_weight
+        && !(w.is_finite() && (0.0..=1.0).contains(&w))
+    {
+        return bad(format!(
+            "judge_weight is {w}, it must be in [0, 1] (0: the repository's evidence \
+             alone, 1: the judge alone)"
+        ));
+    }
     Ok(())
 }
 
@@ -233,7 +244,8 @@ pub fn run(
 ) -> Result<GrepOutcome, AskError> {
     let shortlist = (judge.info().cost_per_million_input_tokens == 0.0)
         .then_some(LOCAL_SHORTLIST.max(req.top_k as usize));
-    run_shortlisted(judge, repo, req, shortlist, JUDGE_WEIGHT)
+    let weight = req.judge_weight.unwrap_or(JUDGE_WEIGHT);
+    run_shortlisted(judge, repo, req, shortlist, weight)
 }
 
 /// Runs a grep call in which the judge reads at most `shortlist` units per
@@ -511,6 +523,7 @@ mod tests {
             top_k,
             threshold: 0.5,
             budget_usd: 0.5,
+            judge_weight: None,
         }
     }
 
@@ -744,6 +757,13 @@ mod tests {
         // no shared term: the judge's share alone
         let z = got.iter().find(|g| g.0 == "z.txt").unwrap().1;
         assert!((z - JUDGE_WEIGHT * 0.9).abs() < 1e-9, "{got:?}");
+        // the request's weight, when it names one: the judge alone puts its
+        // favourite first
+        let mut alone = req.clone();
+        alone.judge_weight = Some(1.0);
+        let out1 = run(&mut Flat, &mut repo, &alone).unwrap();
+        assert_eq!(out1.results[0].path, "z.txt", "{out1:?}");
+        assert!((out1.results[0].probability - 0.9).abs() < 1e-9);
         // equal answers and equal evidence: equal probabilities, by path
         let a = got.iter().position(|g| g.0 == "a.txt").unwrap();
         assert_eq!(got[a + 1].0, "b.txt");
@@ -1019,6 +1039,12 @@ mod tests {
         r.top_k = 5;
         r.question = " ".into();
         assert!(run(&mut Word(vec![]), &mut NoWalk, &r).is_err());
+        r.question = "where".into();
+        for w in [-0.1, 1.5, f64::NAN] {
+            r.judge_weight = Some(w);
+            let e = run(&mut Word(vec![]), &mut NoWalk, &r).unwrap_err();
+            assert!(format!("{e:?}").contains("judge_weight"), "{e:?}");
+        }
     }
 
     #[test]
