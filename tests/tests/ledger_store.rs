@@ -282,6 +282,46 @@ fn sleep_runs_itself_when_redundancy_pressure_crosses_the_threshold() {
     }
 }
 
+/// A pair a sleep pass judged and kept is not counted again: the pressure
+/// falls to 0 after each pass, so an unrelated capture does not sleep
+/// again (it did, on every capture, once kept pairs alone reached the
+/// threshold), while a capture that pairs with the kept lessons does.
+#[test]
+fn pairs_a_sleep_pass_judged_do_not_call_for_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.db");
+    let capture = |when: &str, prefer: &str| -> Value {
+        let (ok, out, err) = silt_with(
+            &ledger,
+            &["capture", "--when", when, "--prefer", prefer, "--json"],
+            "0.2",
+        );
+        assert!(ok, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    capture("deploying to production", "run the smoke tests first");
+    capture("writing release notes", "link the changelog");
+    capture("editing the parser", "run the focused tests first");
+    // one candidate pair among 4: 0.25 >= 0.2, and the pass keeps both
+    // lessons (same subject, compatible actions)
+    let out = capture("refactoring the parser", "update the changelog entry");
+    assert_eq!(out["auto_sleep"]["pressure"], 0.25, "{out}");
+    assert_eq!(out["auto_sleep"]["merged"], 0, "{out}");
+    assert_eq!(out["auto_sleep"]["contradictions_resolved"], 0, "{out}");
+    // the kept pair is 1 of 5 (0.2) but was judged: no pass
+    let out = capture("choosing a font for slides", "use a sans serif face");
+    assert!(out.get("auto_sleep").is_none(), "{out}");
+    // a new parser lesson pairs with both kept ones: 2 unjudged of 6
+    let out = capture("reviewing the parser", "keep the change small");
+    assert!(
+        out["auto_sleep"]["pressure"].as_f64().unwrap() >= 0.2,
+        "{out}"
+    );
+    let (_, stats, _) = silt_with(&ledger, &["stats", "--json"], "0");
+    let stats: Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["active"], 6, "{stats}");
+}
+
 /// A ledger this user may not write is refused with what is wrong and the
 /// fix — never called damaged — and left as it was. As root the check runs
 /// as uid nobody (root may write anything); otherwise on a file made
@@ -407,7 +447,7 @@ fn a_ledger_in_a_missing_folder_is_an_error() {
     assert!(!dir.path().join("no").exists());
 }
 
-/// A warm engine keeps auto-sleep's candidate pair count right while
+/// A warm engine keeps auto-sleep's unjudged pair count right while
 /// another writer captures and sleeps the same ledger (it adjusts the
 /// count by each synced lesson instead of recounting): after every step
 /// its count equals a fresh engine's full count.
@@ -435,7 +475,7 @@ async fn a_warm_engine_keeps_its_pair_count_right_across_another_writer() {
     let args = |v: Value| v.as_object().unwrap().clone();
     async fn pairs(t: &LedgerTools) -> u32 {
         let mut service = t.open().await.unwrap();
-        service.redundancy().await.unwrap().candidate_pairs
+        service.redundancy(0.0).await.unwrap().candidate_pairs
     }
     let lessons = [
         (
@@ -478,8 +518,12 @@ async fn a_warm_engine_keeps_its_pair_count_right_across_another_writer() {
             "after capture {steps}"
         );
     }
-    // a sleep elsewhere merges the repeated lessons: retirements arrive by sync
+    // a sleep elsewhere merges the repeated lessons: retirements arrive by
+    // sync, and the pairs it judged are no longer counted
+    let before = pairs(&warm).await;
     let slept = other.sleep(args(serde_json::json!({}))).await.unwrap();
     assert!(slept["merged"].as_u64().unwrap() > 0, "{slept}");
-    assert_eq!(pairs(&warm).await, pairs(&tools()).await, "after the sleep");
+    let after = pairs(&warm).await;
+    assert_eq!(after, pairs(&tools()).await, "after the sleep");
+    assert!(after < before, "{after} of {before} still counted");
 }

@@ -65,11 +65,12 @@ struct LedgerResource {
     ledger: RefCell<ops::Ledger>,
     /// Position of each id in `ledger.entries`.
     index: RefCell<HashMap<String, usize>>,
-    /// The active set's candidate pair count, while it is known: a capture
-    /// adds its own pairs, a small sync adjusts it, a pass that may touch
-    /// any lesson forgets it. (Auto-sleep asks after each capture; a full
-    /// count is a candidate search.)
-    candidate_pairs: std::cell::Cell<Option<u32>>,
+    /// The count of unslept candidate pairs (`ops::Ledger::
+    /// unslept_pair_count`) since the time it was counted for, while it is
+    /// known exactly: a capture adds its own pairs, a small sync adjusts
+    /// it, a pass that may touch any lesson forgets it. (Auto-sleep asks
+    /// after each capture; a full count costs a scan per new lesson.)
+    unslept: std::cell::Cell<Option<(f64, u32)>>,
     /// Whether the judge gives vectors, once it has said.
     embeds: std::cell::Cell<Option<bool>>,
 }
@@ -107,7 +108,7 @@ impl LedgerResource {
         &self,
         op: impl FnOnce(&mut ops::Ledger) -> (T, Vec<core::events::Event>),
     ) -> (T, Change) {
-        self.candidate_pairs.set(None);
+        self.unslept.set(None);
         let before: Vec<core::Entry> = self.ledger.borrow().entries.clone();
         let (out, events) = op(&mut self.ledger.borrow_mut());
         let changed: Vec<usize> = {
@@ -247,7 +248,7 @@ impl GuestLedger for LedgerResource {
         LedgerResource {
             ledger: RefCell::new(ops::Ledger::new(vec![], convert::params_from_wit(&params))),
             index: RefCell::new(HashMap::new()),
-            candidate_pairs: std::cell::Cell::new(None),
+            unslept: std::cell::Cell::new(None),
             embeds: std::cell::Cell::new(None),
         }
     }
@@ -259,12 +260,14 @@ impl GuestLedger for LedgerResource {
         // rather than recount the ledger on the next capture. A recall
         // elsewhere (hits and times only) costs nothing here.
         let size = self.ledger.borrow().entries.len();
-        let mut known = if entries.len() <= MAX_SYNC_ADJUST.max(size / 8) {
-            self.candidate_pairs.take()
+        let known = if entries.len() <= MAX_SYNC_ADJUST.max(size / 8) {
+            self.unslept.take()
         } else {
             None
         };
-        self.candidate_pairs.set(None);
+        self.unslept.set(None);
+        let since = known.map(|k| k.0).unwrap_or_default();
+        let mut known = known.map(|k| k.1);
         let mut l = self.ledger.borrow_mut();
         let mut index = self.index.borrow_mut();
         for e in entries {
@@ -276,11 +279,12 @@ impl GuestLedger for LedgerResource {
                     let was_active = old.status == core::entry::Status::Active;
                     let moves = was_active != active || (active && old.when != e.when);
                     if moves && was_active {
-                        known = known.and_then(|n| n.checked_sub(l.candidate_pairs_of(i) as u32));
+                        known =
+                            known.and_then(|n| n.checked_sub(l.unslept_pairs_of(i, since) as u32));
                     }
                     l.replace_entry(i, e);
                     if moves && active {
-                        known = known.map(|n| n + l.candidate_pairs_of(i) as u32);
+                        known = known.map(|n| n + l.unslept_pairs_of(i, since) as u32);
                     }
                 }
                 None => {
@@ -288,12 +292,12 @@ impl GuestLedger for LedgerResource {
                     index.insert(e.id.clone(), i);
                     l.entries.push(e);
                     if active {
-                        known = known.map(|n| n + l.candidate_pairs_of(i) as u32);
+                        known = known.map(|n| n + l.unslept_pairs_of(i, since) as u32);
                     }
                 }
             }
         }
-        self.candidate_pairs.set(known);
+        self.unslept.set(known.map(|n| (since, n)));
     }
 
     fn size(&self) -> u32 {
@@ -340,23 +344,23 @@ impl GuestLedger for LedgerResource {
             Feedback::Negative => ops::Feedback::Negative,
             Feedback::Neutral => ops::Feedback::Neutral,
         };
-        let known = self.candidate_pairs.take();
+        let known = self.unslept.take();
         let (added, change) = self.touching(|l| {
             let (i, events) = l.capture(id, &when, &prefer, feedback, now);
             (
-                known.map(|_| l.candidate_pairs_of(i) as u32),
+                known.map(|(since, _)| l.unslept_pairs_of(i, since) as u32),
                 vec![i],
                 events,
             )
         });
-        self.candidate_pairs
-            .set(known.zip(added).map(|(n, a)| n + a));
+        self.unslept
+            .set(known.zip(added).map(|((since, n), a)| (since, n + a)));
         change
     }
 
     fn confirm(&self, id: String, now: f64) -> Result<Change, LedgerError> {
         // a confirmed dormant child is revived: the active set changes
-        self.candidate_pairs.set(None);
+        self.unslept.set(None);
         self.ledger
             .borrow()
             .index_of(&id)
@@ -462,18 +466,27 @@ impl GuestLedger for LedgerResource {
             .collect()
     }
 
-    fn redundancy(&self) -> Redundancy {
-        let pairs = match self.candidate_pairs.get() {
-            Some(n) => n,
-            None => {
-                let n = self.ledger.borrow().candidate_pair_count() as u32;
-                self.candidate_pairs.set(Some(n));
+    fn redundancy(&self, since: f64, stop_at: f64) -> Redundancy {
+        let active = self.ledger.borrow().active_count();
+        let need = if stop_at > 0.0 {
+            ((stop_at * active as f64).ceil() as usize).max(1)
+        } else {
+            usize::MAX
+        };
+        let pairs = match self.unslept.get() {
+            Some((s, n)) if s == since => n as usize,
+            _ => {
+                let n = self.ledger.borrow_mut().unslept_pair_count(since, need);
+                // a count cut short at `need` is a lower bound: not kept
+                if n < need {
+                    self.unslept.set(Some((since, n as u32)));
+                }
                 n
             }
         };
         Redundancy {
-            candidate_pairs: pairs,
-            active: self.ledger.borrow().active_count() as u32,
+            candidate_pairs: pairs.min(u32::MAX as usize) as u32,
+            active: active as u32,
         }
     }
 }

@@ -219,26 +219,6 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
     });
     let (mut sleep_ms, mut consolidate_ms) = (0.0, 0.0);
     if !args.no_sleep {
-        // captures with auto-sleep's redundancy check on (a threshold never
-        // reached, so the check runs and the pass does not): the first pays
-        // the full candidate count, the rest add their own pairs
-        let mut checking_config = (*app.config).clone();
-        checking_config.ledger.sleep_pressure = Some(1e9);
-        let checking = LedgerTools::at(
-            app.runtime.clone(),
-            std::sync::Arc::new(checking_config),
-            dir.path().join("ledger.db"),
-            None,
-            Some(now),
-        );
-        let mut checked = Vec::new();
-        for i in 0..args.calls {
-            let t = Instant::now();
-            checking.capture(arg(json!({"when": format!("checked situation {i}"), "prefer": format!("checked action {i}")}))).await.map_err(|e| anyhow::anyhow!(e))?;
-            checked.push(t.elapsed());
-        }
-        let first_checked_ms = checked[0].as_secs_f64() * 1000.0;
-        drop(checking);
         let t = Instant::now();
         let sleep = tools
             .sleep(arg(json!({})))
@@ -251,6 +231,28 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!(e))?;
         consolidate_ms = t.elapsed().as_secs_f64() * 1000.0;
+        // captures with auto-sleep's redundancy check on, after the pass (a
+        // threshold never reached, so the check runs and no pass does): the
+        // first syncs a fresh engine and counts the pairs no pass judged,
+        // the rest add their own
+        let mut checking_config = (*app.config).clone();
+        checking_config.ledger.sleep_pressure = Some(1e9);
+        let checking = LedgerTools::at(
+            app.runtime.clone(),
+            std::sync::Arc::new(checking_config),
+            dir.path().join("ledger.db"),
+            None,
+            // a second after every lesson the pass read: these are new
+            Some(now + 1.0),
+        );
+        let mut checked = Vec::new();
+        for i in 0..args.calls {
+            let t = Instant::now();
+            checking.capture(arg(json!({"when": format!("checked situation {i}"), "prefer": format!("checked action {i}")}))).await.map_err(|e| anyhow::anyhow!(e))?;
+            checked.push(t.elapsed());
+        }
+        let first_checked_ms = checked[0].as_secs_f64() * 1000.0;
+        drop(checking);
         silt["capture_with_sleep_check_first_ms"] = json!(first_checked_ms);
         silt["capture_with_sleep_check_p50_ms"] = json!(p50(checked));
         silt["sleep_ms"] = json!(sleep_ms);
@@ -337,9 +339,9 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
 }
 
 /// `w` `silt serve` processes capturing `per` lessons each into one ledger
-/// holding `entries` at the start, all at once, with auto-sleep's
-/// redundancy check on (a threshold never reached: the check runs, the
-/// pass does not). The clock starts when every process has its engine warm
+/// holding `entries` at the start (marked as slept through), all at once,
+/// with auto-sleep's redundancy check on (a threshold never reached: the
+/// check runs, the pass does not). The clock starts when every process has its engine warm
 /// and stops at the last answer.
 async fn writers(
     app: &App,
@@ -367,6 +369,11 @@ async fn writers(
         );
         let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
         service.store.import(entries, "generated", now)?;
+        // the state a sleep pass leaves (without its changes): the check
+        // counts only the pairs of the lessons captured from here on
+        service.store.begin_write()?;
+        service.store.mark_slept_through(None)?;
+        service.store.commit(&[], &[])?;
     }
     std::fs::write(dir.path().join("silt.toml"), "judge = \"lexical\"\n")?;
     let env = vec![
@@ -377,8 +384,8 @@ async fn writers(
         ),
         ("SILT_SLEEP_PRESSURE", "1e9".to_string()),
     ];
-    // each process's first capture counts the ledger's candidate pairs
-    // (later ones add their own): that one is timed apart, before the clock
+    // each process's first capture syncs its engine and counts the pairs
+    // no pass judged (later ones add their own): timed apart, before the clock
     let mut servers = Vec::with_capacity(w);
     let mut first = Vec::with_capacity(w);
     for k in 0..w {

@@ -268,6 +268,15 @@ impl LedgerService {
     ) -> Result<(SleepReport, Vec<Event>), CallError> {
         self.begin().await?;
         let out = self.session_mut().sleep(now, judged).await;
+        // under the lock the pass read every lesson stored
+        let out = match out {
+            Ok(v) => self
+                .store
+                .mark_slept_through(None)
+                .map(|()| v)
+                .map_err(Into::into),
+            Err(e) => Err(e),
+        };
         self.finish(out)
     }
 
@@ -347,6 +356,8 @@ impl LedgerService {
             }
             let entries: Vec<_> = change.entries.iter().map(entry_from_wit).collect();
             let events: Vec<Event> = change.events.iter().map(event_from_wit).collect();
+            let read_through = snapshot.rows.iter().map(|e| e.created).fold(0.0, f64::max);
+            self.store.mark_slept_through(Some(read_through))?;
             self.store.commit(&entries, &events)?;
             Ok(SleepCommit::Done(events))
         })();
@@ -416,7 +427,12 @@ impl LedgerService {
             .await
     }
 
-    pub async fn redundancy(&mut self) -> Result<Redundancy, CallError> {
-        self.read(async |s| s.redundancy().await).await
+    /// The pairs no sleep pass has judged, counted until they reach
+    /// `stop_at` per active lesson (0: all); see `silt:ledger`'s
+    /// `redundancy`.
+    pub async fn redundancy(&mut self, stop_at: f64) -> Result<Redundancy, CallError> {
+        let since = self.store.slept_through()?;
+        self.read(async |s| s.redundancy(since, stop_at).await)
+            .await
     }
 }

@@ -203,6 +203,44 @@ impl Store {
         outcome
     }
 
+    /// The newest `created` among the lessons the last sleep pass read
+    /// (0 before any pass): auto-sleep's pressure counts only the pairs
+    /// holding a lesson captured after it, the ones no pass has judged.
+    pub fn slept_through(&self) -> Result<f64> {
+        let v: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'slept_through'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(v.map(|v| v.parse()).transpose()?.unwrap_or(0.0))
+    }
+
+    /// Records, inside the open write, that a sleep pass read every lesson
+    /// created up to `created` (None: up to the newest stored now).
+    pub fn mark_slept_through(&mut self, created: Option<f64>) -> Result<()> {
+        anyhow::ensure!(self.in_tx, "mark_slept_through without begin_write");
+        let created = match created {
+            Some(c) => c,
+            None => self
+                .conn
+                .query_row(
+                    "SELECT max(json_extract(body, '$.created')) FROM entries",
+                    [],
+                    |r| r.get::<_, Option<f64>>(0),
+                )?
+                .unwrap_or(0.0),
+        };
+        self.conn.execute(
+            "INSERT INTO meta VALUES ('slept_through', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [created.to_string()],
+        )?;
+        Ok(())
+    }
+
     /// The change counter: bumped by every committed write.
     pub fn version(&self) -> Result<i64> {
         let v: String =

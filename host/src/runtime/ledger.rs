@@ -228,11 +228,11 @@ impl LedgerSession {
             .await)
     }
 
-    pub async fn redundancy(&mut self) -> Result<Redundancy, CallError> {
+    pub async fn redundancy(&mut self, since: f64, stop_at: f64) -> Result<Redundancy, CallError> {
         call!(self, |b, store, res| b
             .silt_ledger_engine()
             .ledger()
-            .call_redundancy(&mut *store, res)
+            .call_redundancy(&mut *store, res, since, stop_at)
             .await)
     }
 }

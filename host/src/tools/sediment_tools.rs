@@ -343,7 +343,7 @@ impl LedgerTools {
         let r = self
             .service()
             .await?
-            .redundancy()
+            .redundancy(threshold)
             .await
             .map_err(|e| format!("captured; the scheduled sleep check failed: {e}"))?;
         let pressure = if r.active >= MIN_ACTIVE_FOR_SLEEP {

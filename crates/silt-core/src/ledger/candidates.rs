@@ -68,15 +68,35 @@ const K: usize = 3;
 /// in one array reset after it rather than kept as a set of all pairs.
 pub fn similar_pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)> {
     let mut out = Vec::new();
-    for_each_similar_pair(texts, threshold, None, |i, j, sim| out.push((i, j, sim)));
+    for_each_similar_pair(texts, threshold, None, |i, j, sim| {
+        out.push((i, j, sim));
+        true
+    });
     out.sort_by_key(|&(i, j, _)| (i, j));
     out
 }
 
 /// How many pairs [`similar_pairs`] would return, without keeping them.
 pub fn similar_pair_count(texts: &[&str], threshold: f64) -> usize {
+    count_pairs_until(texts, threshold, |_, _| true, usize::MAX)
+}
+
+/// How many pairs [`similar_pairs`] would return that `keep(i, j)` lets
+/// through, counting no further than `need`: the search stops there.
+pub fn count_pairs_until(
+    texts: &[&str],
+    threshold: f64,
+    keep: impl Fn(usize, usize) -> bool,
+    need: usize,
+) -> usize {
     let mut n = 0;
-    for_each_similar_pair(texts, threshold, None, |_, _, _| n += 1);
+    if need == 0 {
+        return 0;
+    }
+    for_each_similar_pair(texts, threshold, None, |i, j, _| {
+        n += usize::from(keep(i, j));
+        n < need
+    });
     n
 }
 
@@ -128,6 +148,7 @@ fn strongest_pairs_checking(
     for_each_similar_pair(texts, threshold, max_checks, |i, j, sim| {
         keep(i, j, sim);
         keep(j, i, sim);
+        true
     });
     let mut out: Vec<(usize, usize, f64)> = best
         .into_iter()
@@ -143,7 +164,7 @@ fn strongest_pairs_checking(
 }
 
 /// Calls `found(i, j, sim)` (i < j) for every pair with `text_sim ≥
-/// threshold`, in no particular order.
+/// threshold`, in no particular order, until it returns false.
 ///
 /// With `max_checks`, at most that many earlier texts are checked exactly
 /// against each text: those sharing the most of its probing prefix (its
@@ -156,7 +177,7 @@ fn for_each_similar_pair(
     texts: &[&str],
     threshold: f64,
     max_checks: Option<usize>,
-    mut found: impl FnMut(usize, usize, f64),
+    mut found: impl FnMut(usize, usize, f64) -> bool,
 ) {
     let n = texts.len();
     let tok = Family::new(texts, |t, f| each_token(t, f), threshold / 2.0);
@@ -165,7 +186,9 @@ fn for_each_similar_pair(
         // every pair qualifies, sharing an element or not
         for x in 0..n {
             for y in x + 1..n {
-                found(x, y, 0.5 * tok.jaccard(x, y) + 0.5 * tri.jaccard(x, y));
+                if !found(x, y, 0.5 * tok.jaccard(x, y) + 0.5 * tri.jaccard(x, y)) {
+                    return;
+                }
             }
         }
         return;
@@ -243,8 +266,8 @@ fn for_each_similar_pair(
                 continue;
             };
             let sim = 0.5 * jt + 0.5 * jg;
-            if sim >= threshold {
-                found(xu.min(yu), xu.max(yu), sim);
+            if sim >= threshold && !found(xu.min(yu), xu.max(yu), sim) {
+                return;
             }
         }
         touched.clear();

@@ -19,6 +19,12 @@ pub enum Feedback {
     Neutral,
 }
 
+/// New lessons up to which [`Ledger::unslept_pair_count`] scans each one
+/// against the ledger; past it one candidate search over the active set
+/// costs less (a scan is a similarity per lesson, the search skips pairs
+/// that share nothing rare).
+const MAX_SCANNED_NEW: usize = 64;
+
 /// A ledger held in memory.
 #[derive(Debug, Clone, Default)]
 pub struct Ledger {
@@ -414,18 +420,13 @@ impl Ledger {
     /// How many active pairs are candidates (what `review_candidates`
     /// would list, without building the list).
     pub fn candidate_pair_count(&self) -> usize {
-        let triggers: Vec<&str> = self
-            .entries
-            .iter()
-            .filter(|e| e.status == Status::Active)
-            .map(|e| e.when.as_str())
-            .collect();
+        let (_, triggers) = self.active_triggers();
         super::candidates::similar_pair_count(&triggers, self.params.candidate_threshold)
     }
 
-    /// How many other active entries entry `i` forms a candidate pair
-    /// with: what capturing it added to `candidate_pair_count`, in one scan.
-    pub fn candidate_pairs_of(&mut self, i: usize) -> usize {
+    /// How many other active entries entry `i` forms a candidate pair with
+    /// among those `keep` lets through (by position and entry), in one scan.
+    fn partners_of(&mut self, i: usize, keep: impl Fn(usize, &Entry) -> bool) -> usize {
         refresh_sets(
             &self.entries,
             &mut self.trigger_sets,
@@ -439,20 +440,81 @@ impl Ledger {
             .iter()
             .zip(&self.trigger_sets)
             .enumerate()
-            .filter(|(j, (e, _))| *j != i && e.status == Status::Active)
+            .filter(|(j, (e, _))| *j != i && e.status == Status::Active && keep(*j, e))
             .filter_map(|(_, (_, sets))| sets.as_ref())
             .filter(|theirs| mine.similarity(&theirs.sets) >= self.params.candidate_threshold)
             .count()
     }
 
-    /// Active pairs whose triggers are similar enough to need a judgment.
-    pub fn review_candidates(&self) -> Vec<Candidate> {
+    /// How many other active entries entry `i` forms a candidate pair
+    /// with: what capturing it added to `candidate_pair_count`, in one scan.
+    pub fn candidate_pairs_of(&mut self, i: usize) -> usize {
+        self.partners_of(i, |_, _| true)
+    }
+
+    /// Entry `i`'s candidate pairs that no sleep pass has judged (see
+    /// [`Self::unslept_pair_count`]): all of them when `i` was captured
+    /// after `since`, else those with a lesson that was. What adding or
+    /// retiring `i` moves the count by, in one scan.
+    pub fn unslept_pairs_of(&mut self, i: usize, since: f64) -> usize {
+        let new = self.entries[i].created > since;
+        self.partners_of(i, |_, e| new || e.created > since)
+    }
+
+    /// Candidate pairs of active lessons (the pairs `review_candidates`
+    /// lists) holding at least one lesson captured after `since`, the
+    /// newest lesson the last sleep pass read: the pairs no pass has
+    /// judged. A pair sleep judged distinct stays a candidate pair but is
+    /// not counted again, so the redundancy pressure falls to 0 after every
+    /// pass instead of calling for another on each capture. Counting stops
+    /// once it reaches `need` (the pressure only has to reach a threshold):
+    /// a ledger that never slept, where thousands of lessons share a
+    /// phrase, is not searched whole on a capture.
+    pub fn unslept_pair_count(&mut self, since: f64, need: usize) -> usize {
+        let new: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| {
+                let e = &self.entries[i];
+                e.status == Status::Active && e.created > since
+            })
+            .collect();
+        if new.is_empty() || need == 0 {
+            return 0;
+        }
+        let mut n = 0;
+        if new.len() <= MAX_SCANNED_NEW {
+            // one scan per new lesson; a pair of two new ones is counted at
+            // the later of the two
+            for &i in &new {
+                n += self.partners_of(i, |j, e| e.created <= since || j < i);
+                if n >= need {
+                    break;
+                }
+            }
+            return n;
+        }
+        let (active, triggers) = self.active_triggers();
+        super::candidates::count_pairs_until(
+            &triggers,
+            self.params.candidate_threshold,
+            |a, b| active[a].created > since || active[b].created > since,
+            need,
+        )
+    }
+
+    /// The active entries and their triggers, in the same order.
+    fn active_triggers(&self) -> (Vec<&Entry>, Vec<&str>) {
         let active: Vec<&Entry> = self
             .entries
             .iter()
             .filter(|e| e.status == Status::Active)
             .collect();
-        let triggers: Vec<&str> = active.iter().map(|e| e.when.as_str()).collect();
+        let triggers = active.iter().map(|e| e.when.as_str()).collect();
+        (active, triggers)
+    }
+
+    /// Active pairs whose triggers are similar enough to need a judgment.
+    pub fn review_candidates(&self) -> Vec<Candidate> {
+        let (active, triggers) = self.active_triggers();
         super::candidates::similar_pairs(&triggers, self.params.candidate_threshold)
             .into_iter()
             .map(|(i, j, sim)| Candidate {
@@ -591,6 +653,7 @@ impl Ledger {
 mod tests {
     use super::*;
     use crate::ledger::DAY;
+    use std::collections::HashMap;
 
     const NOW: f64 = 1_750_000_000.0;
 
@@ -640,6 +703,90 @@ mod tests {
                 l.candidate_pair_count(),
                 "{when}"
             );
+        }
+    }
+
+    /// Ledgers of `n` lessons over a few words (so triggers pair often),
+    /// captured one a second from NOW, every fifth retired.
+    fn dense_ledger(n: usize, seed: u64) -> Ledger {
+        const WORDS: [&str; 10] = [
+            "editing", "the", "parser", "in", "repo", "tests", "deploy", "config", "r1", "r2",
+        ];
+        let mut x = seed;
+        let mut next = |m: usize| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) as usize) % m
+        };
+        let mut l = Ledger::new(vec![], Params::default());
+        for k in 0..n {
+            let when: Vec<&str> = (0..2 + next(4)).map(|_| WORDS[next(WORDS.len())]).collect();
+            let (i, _) = l.capture(
+                format!("e{k}"),
+                &when.join(" "),
+                "x",
+                Feedback::Neutral,
+                NOW + k as f64,
+            );
+            if next(5) == 0 {
+                l.entries[i].status = Status::Retired;
+            }
+        }
+        l
+    }
+
+    /// Candidate pairs with a lesson captured after `since`, from the
+    /// definition: every candidate pair, filtered.
+    fn unslept_by_definition(l: &Ledger, since: f64) -> usize {
+        let by_id: HashMap<String, f64> = l
+            .entries
+            .iter()
+            .map(|e| (e.id.clone(), e.created))
+            .collect();
+        l.review_candidates()
+            .iter()
+            .filter(|c| by_id[&c.a_id] > since || by_id[&c.b_id] > since)
+            .count()
+    }
+
+    #[test]
+    fn unslept_pairs_are_the_candidate_pairs_holding_a_lesson_newer_than_the_sleep() {
+        for seed in 1..6 {
+            let mut l = dense_ledger(200, seed);
+            // few new lessons (a scan each), many (one search), none, all
+            for new in [0usize, 1, 7, 64, 65, 150, 200] {
+                let since = NOW + (200 - new) as f64 - 0.5;
+                let truth = unslept_by_definition(&l, since);
+                assert_eq!(l.unslept_pair_count(since, usize::MAX), truth, "{new} new");
+                // counting stops at need, never short of it or past the truth
+                for need in [1, truth / 2, truth] {
+                    let got = l.unslept_pair_count(since, need.max(1));
+                    assert!(
+                        got >= need.max(1).min(truth) && got <= truth,
+                        "{got} {need}"
+                    );
+                }
+            }
+            // a capture adds its own unslept pairs; retiring one removes them
+            let since = NOW + 150.5;
+            let before = unslept_by_definition(&l, since);
+            let (i, _) = l.capture(
+                "n".into(),
+                "editing the parser",
+                "y",
+                Feedback::Neutral,
+                NOW + 999.0,
+            );
+            let added = l.unslept_pairs_of(i, since);
+            assert_eq!(before + added, unslept_by_definition(&l, since));
+            let old = (0..l.entries.len())
+                .find(|&j| l.entries[j].status == Status::Active && l.entries[j].created < since)
+                .unwrap();
+            let before = unslept_by_definition(&l, since);
+            let moved = l.unslept_pairs_of(old, since);
+            l.entries[old].status = Status::Retired;
+            assert_eq!(before - moved, unslept_by_definition(&l, since));
         }
     }
 
