@@ -170,32 +170,15 @@ impl Ledger {
 
     /// The top `k` (position, score) of [`Self::recall`], nothing fired.
     /// Only the entries holding one of the context's content words are
-    /// scored, found through the index: the same entries a scan of the
-    /// whole ledger would keep.
+    /// scored, found through the index, best bound first: the same top k
+    /// a scan of the whole ledger finds.
     fn recall_scores(&mut self, context: &str, k: usize, now: f64) -> Vec<(usize, f64)> {
         self.recall_index
             .catch_up(&self.entries, &mut self.vocabulary);
         let query = self.vocabulary.look_up(context);
         let content = self.vocabulary.content_ids(context);
-        let mut scored = Vec::new();
-        for i in self.recall_index.holding_any(&content) {
-            let e = &self.entries[i];
-            if e.status != Status::Active {
-                continue;
-            }
-            if !self.recall_index.is_current(i, e) {
-                // a text changed without replace_entry: read it again
-                self.recall_index
-                    .refresh(i, &self.entries[i], &mut self.vocabulary);
-            }
-            let s = query.similarity(self.recall_index.sets(i)) * self.entries[i].effective(now);
-            if s > 0.0 {
-                scored.push((i, s));
-            }
-        }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-        scored.truncate(k);
-        scored
+        self.recall_index
+            .top(&self.entries, &query, &content, k, now)
     }
 
     /// Puts `e` at position `i` (a new version of that lesson from the

@@ -135,6 +135,44 @@ impl TermSets {
     pub fn shares_any(&self, ids: &[u32]) -> bool {
         shared_reaching(&self.tokens, ids, 1).is_some()
     }
+
+    /// The vocabulary's ids of the tokens, sorted.
+    pub(crate) fn token_ids(&self) -> &[u32] {
+        &self.tokens
+    }
+
+    /// The vocabulary's ids of the trigrams, sorted.
+    pub(crate) fn trigram_ids(&self) -> &[u32] {
+        &self.trigrams
+    }
+
+    /// Tokens, known to the vocabulary or not.
+    pub(crate) fn token_count(&self) -> usize {
+        self.n_tokens
+    }
+
+    /// Trigrams, known to the vocabulary or not.
+    pub(crate) fn trigram_count(&self) -> usize {
+        self.n_trigrams
+    }
+
+    /// The most [`Self::similarity`] can be with a text of `n_tokens`
+    /// tokens and `n_trigrams` trigrams sharing at most `tokens` and
+    /// `trigrams` of this text's: the same formula with the counts as
+    /// shared, so it is never below the similarity itself (Jaccard grows
+    /// with what is shared).
+    pub(crate) fn similarity_at_most(
+        &self,
+        n_tokens: usize,
+        n_trigrams: usize,
+        tokens: usize,
+        trigrams: usize,
+    ) -> f64 {
+        let st = tokens.min(self.tokens.len()).min(n_tokens);
+        let sg = trigrams.min(self.trigrams.len()).min(n_trigrams);
+        0.5 * jaccard_counts(self.n_tokens, n_tokens, st)
+            + 0.5 * jaccard_counts(self.n_trigrams, n_trigrams, sg)
+    }
 }
 
 /// Shared ids of two sorted lists.
