@@ -320,6 +320,22 @@ fn pairs_a_sleep_pass_judged_do_not_call_for_another() {
     let (_, stats, _) = silt_with(&ledger, &["stats", "--json"], "0");
     let stats: Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(stats["active"], 6, "{stats}");
+    // lessons imported with an old date were never judged against these:
+    // after the import the whole ledger counts again, so a capture sleeps
+    let old = dir.path().join("old.json");
+    std::fs::write(
+        &old,
+        r#"[{"when": "editing the parser module", "prefer": "read its tests first",
+             "id": "0ld00001", "confidence": 0.5, "created": 1700000000.0,
+             "last_confirmed": 1700000000.0, "last_fired": 1700000000.0,
+             "hit_count": 0, "confirm_count": 0, "contradiction_count": 0,
+             "status": "active", "note": ""}]"#,
+    )
+    .unwrap();
+    let (ok, _, err) = silt(&ledger, &["import", old.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let out = capture("picking a colour for the logo", "ask the designer");
+    assert!(out.get("auto_sleep").is_some(), "{out}");
 }
 
 /// A ledger this user may not write is refused with what is wrong and the

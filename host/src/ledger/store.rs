@@ -379,7 +379,15 @@ impl Store {
                 )
             })
             .collect();
-        if let Err(e) = self.commit(entries, &events) {
+        // imported lessons were never judged against these, whatever their
+        // age: until the next pass, every pair counts toward auto-sleep
+        let forgot = self
+            .conn
+            .execute("DELETE FROM meta WHERE key = 'slept_through'", []);
+        if let Err(e) = forgot
+            .map_err(anyhow::Error::from)
+            .and_then(|_| self.commit(entries, &events))
+        {
             self.rollback();
             return Err(e);
         }
