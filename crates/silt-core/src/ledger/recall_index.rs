@@ -38,11 +38,12 @@ pub(crate) struct RecallIndex {
     gram_hits: Vec<u16>,
 }
 
-/// A context trigram held by more than this share of the ledger counts as
-/// common in [`RecallIndex::top`]: its postings are not read, and every
-/// lesson's bound allows it as shared. Reading a list costs its length;
-/// allowing it costs bound tightness. On 10k lessons of the `agents`
-/// benchmark text an eighth read 2.6 times the postings a sixteenth did.
+/// A context trigram held by more than one lesson in this many (and by
+/// more than 32) counts as common in [`RecallIndex::top`]: its postings are
+/// not read, and every lesson's bound allows it as shared. Reading a list
+/// costs its length; allowing it costs bound tightness. The value is a
+/// first choice, not a fitted one: only 16 was benchmarked
+/// (docs/BENCHMARKS.md).
 const COMMON_TRIGRAM_SHARE: usize = 16;
 
 #[derive(Debug, Clone)]
