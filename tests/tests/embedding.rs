@@ -262,29 +262,32 @@ async fn a_model_grant_shows_that_model_and_nothing_else() {
     }
 }
 
+/// Runs `silt ledger ARGS` on `home`'s ledger.db with no silt.toml and
+/// answer cache of its own; its stdout, after checking it succeeded.
+fn ledger_cli(home: &std::path::Path, args: &[&str]) -> String {
+    std::fs::write(home.join("none.toml"), "").unwrap();
+    let out = std::process::Command::new(silt_binary())
+        .arg("ledger")
+        .arg("--ledger")
+        .arg(home.join("ledger.db"))
+        .args(args)
+        .env("SILT_CACHE_DIR", home.join("cache"))
+        .env("SILT_CONFIG", home.join("none.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[test]
 fn recall_with_the_embedding_judge_finds_lessons_by_meaning_without_repeats() {
     require("minilm");
     let home = tempfile::tempdir().unwrap();
-    let ledger = home.path().join("ledger.db");
-    let silt = |args: &[&str]| {
-        let out = std::process::Command::new(silt_binary())
-            .arg("ledger")
-            .arg("--ledger")
-            .arg(&ledger)
-            .args(args)
-            .env("SILT_CACHE_DIR", home.path().join("cache"))
-            .env("SILT_CONFIG", home.path().join("none.toml"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    std::fs::write(home.path().join("none.toml"), "").unwrap();
+    let silt = |args: &[&str]| ledger_cli(home.path(), args);
     let lessons = [
         (
             "target model is Claude",
@@ -484,4 +487,87 @@ fn the_grep_judge_weight_moves_grep_from_the_evidence_to_the_judge() {
     assert_ne!(hits(&judge_only), hits(&lexical), "{judge_only}");
     let (ok, _, err) = grep("embedding", Some("2"));
     assert!(!ok && err.contains("[0, 1]"), "{err}");
+}
+
+/// A lesson said again in other words shares too few words to be a
+/// lexical candidate; with the embedding judge review (and sleep) pair it
+/// by meaning. The vectors land in the ledger file with the next write,
+/// keyed by the judge's model and each text's hash, so another process
+/// embeds none of them again.
+#[test]
+fn lessons_near_in_meaning_are_paired_and_their_vectors_kept() {
+    require("minilm");
+    let home = tempfile::tempdir().unwrap();
+    let ledger = home.path().join("ledger.db");
+    let silt = |args: &[&str]| -> Value {
+        let args: Vec<&str> = std::iter::once("--json")
+            .chain(args.iter().copied())
+            .collect();
+        serde_json::from_str(&ledger_cli(home.path(), &args)).unwrap()
+    };
+    // the dev set's merge-05, and a lesson about something else
+    let lessons = [
+        (
+            "editing a file you have not read",
+            "read the whole file before changing it",
+        ),
+        (
+            "about to modify code you haven't looked at",
+            "open and read the file first",
+        ),
+        (
+            "choosing a release version number",
+            "follow semantic versioning",
+        ),
+    ];
+    let mut ids = vec![];
+    for (when, prefer) in lessons {
+        let v = silt(&["capture", "--when", when, "--prefer", prefer]);
+        ids.push(v["captured"]["id"].as_str().unwrap().to_string());
+    }
+    let pairs = |v: Value| -> Vec<(String, String)> {
+        v["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["a_id"].as_str().unwrap().to_string(),
+                    p["b_id"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        pairs(silt(&["review"])),
+        vec![],
+        "the words alone pair them"
+    );
+    let by_meaning = pairs(silt(&["--judge", "embedding", "review"]));
+    let want = {
+        let mut p = [ids[0].clone(), ids[1].clone()];
+        p.sort();
+        (p[0].clone(), p[1].clone())
+    };
+    let found: Vec<(String, String)> = by_meaning
+        .into_iter()
+        .map(|(a, b)| if a < b { (a, b) } else { (b, a) })
+        .collect();
+    assert_eq!(found, vec![want]);
+
+    // a read wrote nothing; the sleep's commit keeps the six texts' vectors
+    let count = || -> (i64, i64) {
+        let db = rusqlite::Connection::open(&ledger).unwrap();
+        let q = |sql: &str| db.query_row(sql, [], |r| r.get(0)).unwrap();
+        (
+            q("SELECT COUNT(*) FROM vectors"),
+            q("SELECT COUNT(DISTINCT model) FROM vectors"),
+        )
+    };
+    assert_eq!(count(), (0, 0));
+    silt(&["--judge", "embedding", "sleep"]);
+    assert_eq!(count(), (6, 1));
+    // forgetting a lesson takes its texts' vectors with it
+    silt(&["forget", &ids[2]]);
+    assert_eq!(count(), (4, 1));
 }

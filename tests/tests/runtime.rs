@@ -132,7 +132,11 @@ async fn a_judge_without_relate_serves_all_but_the_sleep_pass() {
     };
     let app = App::with_config(config, false).unwrap();
     let params = silt::runtime::ledger::default_params();
-    let mut ledger = app.runtime.open_ledger("bad-probs", &params).await.unwrap();
+    let mut ledger = app
+        .runtime
+        .open_ledger("bad-probs", &params, None)
+        .await
+        .unwrap();
     let now = 1_750_000_000.0;
     let demo: Vec<_> = silt_core::ledger::demo::entries(now)
         .iter()
@@ -155,7 +159,7 @@ async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap()
     let app = App::with_config(Config::default(), false).unwrap();
     let mut ledger = app
         .runtime
-        .open_ledger("lexical", &silt::runtime::ledger::default_params())
+        .open_ledger("lexical", &silt::runtime::ledger::default_params(), None)
         .await
         .unwrap();
     let now = 1_750_000_000.0;

@@ -73,6 +73,8 @@ struct LedgerResource {
     unslept: std::cell::Cell<Option<(f64, u32)>>,
     /// Whether the judge gives vectors, once it has said.
     embeds: std::cell::Cell<Option<bool>>,
+    /// The judge's calibrated cosines, from its last vectors.
+    calibration: std::cell::Cell<Option<Calibration>>,
 }
 
 impl LedgerResource {
@@ -143,8 +145,8 @@ struct Meaning {
     candidates: Vec<usize>,
     /// Cosine of each candidate's situation with the context.
     relevance: Vec<f64>,
-    when: Vec<Vec<f32>>,
-    prefer: Vec<Vec<f32>>,
+    /// Each candidate's (trigger, action) vectors, as the engine keeps them.
+    vectors: Vec<(Vec<i8>, Vec<i8>)>,
     negated: Vec<bool>,
     related_above: f64,
     /// Cosines below it: almost surely another subject.
@@ -156,33 +158,113 @@ impl Meaning {
     /// and their actions are related and the actions agree in polarity:
     /// what sleep would merge or fold under one parent.
     fn duplicate(&self, a: usize, b: usize) -> bool {
-        use silt_core::text::cosine;
+        use core::meaning::dot;
+        let (va, vb) = (&self.vectors[a], &self.vectors[b]);
         self.negated[a] == self.negated[b]
-            && cosine(&self.when[a], &self.when[b]) >= self.related_above
-            && cosine(&self.prefer[a], &self.prefer[b]) >= self.related_above
+            && f64::from(dot(&va.0, &vb.0)) >= self.related_above
+            && f64::from(dot(&va.1, &vb.1)) >= self.related_above
     }
 }
 
+/// Texts sent to the judge per `embed` call, so each answer stays far
+/// under a judge's output cap (384 floats a text).
+const EMBED_BATCH: usize = 256;
+
+/// How a judge's vectors read: its calibrated cosines.
+#[derive(Clone, Copy)]
+struct Calibration {
+    related_above: f64,
+    unrelated_below: f64,
+}
+
 impl LedgerResource {
+    /// Asks the judge for vectors of `texts`, in batches; None (logged
+    /// unless the judge simply has none) when it cannot give them.
+    fn embed(&self, texts: &[String]) -> Option<Vec<Vec<f32>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(EMBED_BATCH) {
+            match silt::embed::embed::embed(batch) {
+                Ok(e) if e.vectors.len() == batch.len() => {
+                    self.embeds.set(Some(true));
+                    self.calibration.set(Some(Calibration {
+                        related_above: e.related_above,
+                        unrelated_below: e.unrelated_below,
+                    }));
+                    out.extend(e.vectors);
+                }
+                Ok(e) => {
+                    warn(&format!(
+                        "the judge returned {} vectors for {} texts; pairing and recalling lexically",
+                        e.vectors.len(),
+                        batch.len()
+                    ));
+                    return None;
+                }
+                // a judge without vectors: the lexical path, silently
+                Err(silt::judge::types::JudgeError::Unsupported(_)) => {
+                    self.embeds.set(Some(false));
+                    return None;
+                }
+                // unavailable now, perhaps not later: ask again next time
+                Err(e) => {
+                    warn(&format!(
+                        "the judge could not embed ({e:?}); pairing and recalling lexically"
+                    ));
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Gives the engine vectors for every active lesson's texts it does
+    /// not hold yet (each text is embedded once per warm engine), so
+    /// candidate pairs by meaning join the lexical ones. False when the
+    /// judge has no vectors (known after its first answer) or failed.
+    fn refresh_vectors(&self) -> bool {
+        if self.embeds.get() == Some(false) {
+            return false;
+        }
+        let missing = self.ledger.borrow().texts_to_embed();
+        if missing.is_empty() {
+            return self.embeds.get() == Some(true);
+        }
+        let Some(vectors) = self.embed(&missing) else {
+            return false;
+        };
+        let Some(c) = self.calibration.get() else {
+            return false;
+        };
+        let Some(cuts) = core::meaning::Cuts::from_calibration(c.related_above, c.unrelated_below)
+        else {
+            warn("the judge's calibrated cosines are out of order; pairing lexically");
+            return false;
+        };
+        if let Err(e) = self
+            .ledger
+            .borrow_mut()
+            .learn_vectors(&missing, &vectors, cuts)
+        {
+            warn(&format!("{e}; pairing and recalling lexically"));
+            return false;
+        }
+        true
+    }
+
     /// Vectors for the context and the active lessons, when the judge has
     /// them (`silt:embed`); None sends recall down its lexical path.
     fn meaning(&self, context: &str) -> Option<Meaning> {
-        // Ask with the context alone until the judge is known to embed: a
-        // judge without vectors would otherwise be sent every lesson's
-        // text on every recall only to refuse (the lexical default).
-        if self.embeds.get().is_none() {
-            match silt::embed::embed::embed(&[context.to_string()]) {
-                Err(silt::judge::types::JudgeError::Unsupported(_)) => {
-                    self.embeds.set(Some(false));
-                }
-                Ok(_) => self.embeds.set(Some(true)),
-                // unavailable now, perhaps not later: ask again next time
-                Err(_) => {}
-            }
-        }
+        // the context first: a judge without vectors says so on one text,
+        // not on every lesson's
         if self.embeds.get() == Some(false) {
             return None;
         }
+        let query = self.embed(&[context.to_string()])?.pop()?;
+        if !self.refresh_vectors() {
+            return None;
+        }
+        let query = core::meaning::quantise(&query);
+        let c = self.calibration.get()?;
         let l = self.ledger.borrow();
         let candidates: Vec<usize> = (0..l.entries.len())
             .filter(|&i| l.entries[i].status == core::entry::Status::Active)
@@ -190,57 +272,33 @@ impl LedgerResource {
         if candidates.is_empty() {
             return None;
         }
-        let mut texts = vec![context.to_string()];
-        for &i in &candidates {
-            texts.push(l.entries[i].when.clone());
-        }
-        for &i in &candidates {
-            texts.push(l.entries[i].prefer.clone());
-        }
-        let got = match silt::embed::embed::embed(&texts) {
-            Ok(e) if e.vectors.len() == texts.len() => e,
-            Ok(e) => {
-                silt::host::log::log(
-                    silt::host::log::Level::Warn,
-                    &format!(
-                        "the judge returned {} vectors for {} texts; recalling lexically",
-                        e.vectors.len(),
-                        texts.len()
-                    ),
-                );
-                return None;
-            }
-            // a judge without vectors: the lexical path, silently
-            Err(silt::judge::types::JudgeError::Unsupported(_)) => return None,
-            Err(e) => {
-                silt::host::log::log(
-                    silt::host::log::Level::Warn,
-                    &format!("the judge could not embed ({e:?}); recalling lexically"),
-                );
-                return None;
-            }
-        };
-        let n = candidates.len();
-        let mut vectors = got.vectors.into_iter();
-        let query = vectors.next().expect("length checked");
-        let when: Vec<Vec<f32>> = vectors.by_ref().take(n).collect();
-        let prefer: Vec<Vec<f32>> = vectors.collect();
+        let cache = l.vectors();
+        let vectors: Vec<(Vec<i8>, Vec<i8>)> = candidates
+            .iter()
+            .map(|&i| {
+                let e = &l.entries[i];
+                Some((cache.get(&e.when)?.to_vec(), cache.get(&e.prefer)?.to_vec()))
+            })
+            .collect::<Option<_>>()?;
         Some(Meaning {
-            relevance: when
+            relevance: vectors
                 .iter()
-                .map(|w| silt_core::text::cosine(&query, w))
+                .map(|(w, _)| f64::from(core::meaning::dot(&query, w)))
                 .collect(),
             negated: candidates
                 .iter()
                 .map(|&i| silt_core::text::negated(&l.entries[i].prefer))
                 .collect(),
             candidates,
-            when,
-            prefer,
-            related_above: got.related_above,
-            unrelated_below: got.unrelated_below,
+            vectors,
+            related_above: c.related_above,
+            unrelated_below: c.unrelated_below,
         })
     }
+}
+
+fn warn(message: &str) {
+    silt::host::log::log(silt::host::log::Level::Warn, message);
 }
 
 impl GuestLedger for LedgerResource {
@@ -250,6 +308,7 @@ impl GuestLedger for LedgerResource {
             index: RefCell::new(HashMap::new()),
             unslept: std::cell::Cell::new(None),
             embeds: std::cell::Cell::new(None),
+            calibration: std::cell::Cell::new(None),
         }
     }
 
@@ -260,7 +319,10 @@ impl GuestLedger for LedgerResource {
         // rather than recount the ledger on the next capture. A recall
         // elsewhere (hits and times only) costs nothing here.
         let size = self.ledger.borrow().entries.len();
-        let known = if entries.len() <= MAX_SYNC_ADJUST.max(size / 8) {
+        // lessons from elsewhere have no vectors here yet, so their pairs
+        // by meaning cannot be counted until the next count embeds them
+        let by_meaning = self.embeds.get() == Some(true);
+        let known = if !by_meaning && entries.len() <= MAX_SYNC_ADJUST.max(size / 8) {
             self.unslept.take()
         } else {
             None
@@ -345,16 +407,19 @@ impl GuestLedger for LedgerResource {
             Feedback::Neutral => ops::Feedback::Neutral,
         };
         let known = self.unslept.take();
-        let (added, change) = self.touching(|l| {
+        let (i, change) = self.touching(|l| {
             let (i, events) = l.capture(id, &when, &prefer, feedback, now);
-            (
-                known.map(|(since, _)| l.unslept_pairs_of(i, since) as u32),
-                vec![i],
-                events,
-            )
+            (i, vec![i], events)
         });
-        self.unslept
-            .set(known.zip(added).map(|((since, n), a)| (since, n + a)));
+        if known.is_some() {
+            // the new lesson's pairs by meaning need its vectors
+            self.refresh_vectors();
+        }
+        let added = known.map(|(since, n)| {
+            let a = self.ledger.borrow_mut().unslept_pairs_of(i, since) as u32;
+            (since, n + a)
+        });
+        self.unslept.set(added);
         change
     }
 
@@ -399,6 +464,7 @@ impl GuestLedger for LedgerResource {
     }
 
     fn sleep(&self, now: f64) -> Result<(SleepReport, Change), LedgerError> {
+        self.refresh_vectors();
         let mut failure = None;
         let (report, change) = self.changing(|l| {
             let mut next_id = || silt::host::ids::next_id();
@@ -423,6 +489,7 @@ impl GuestLedger for LedgerResource {
     }
 
     fn review_candidates(&self) -> Vec<Candidate> {
+        self.refresh_vectors();
         self.ledger
             .borrow()
             .review_candidates()
@@ -476,6 +543,7 @@ impl GuestLedger for LedgerResource {
         let pairs = match self.unslept.get() {
             Some((s, n)) if s == since => n as usize,
             _ => {
+                self.refresh_vectors();
                 let n = self.ledger.borrow_mut().unslept_pair_count(since, need);
                 // a count cut short at `need` is a lower bound: not kept
                 if n < need {

@@ -63,7 +63,7 @@ pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
         .collect();
     let mut session = app
         .runtime
-        .open_ledger(&args.judge, &default_params())
+        .open_ledger(&args.judge, &default_params(), None)
         .await?;
     session.sync(&seed).await?;
     let before = session.stats(true, 500, now).await?;

@@ -227,6 +227,16 @@ async fn abstracts(app: &App, judge: &str, lessons: &[Text], margin: f64) -> Res
         })
         .collect();
     let mut ledger = silt_core::ledger::ops::Ledger::new(entries, params);
+    // as the engine does: a judge with vectors adds candidates by meaning
+    let texts = ledger.texts_to_embed();
+    if let Ok(e) = app.runtime.judge(judge).await?.embed(texts.clone()).await
+        && let Some(cuts) =
+            silt_core::ledger::meaning::Cuts::from_calibration(e.related_above, e.unrelated_below)
+    {
+        ledger
+            .learn_vectors(&texts, &e.vectors, cuts)
+            .map_err(|e| anyhow::anyhow!("judge '{judge}': {e}"))?;
+    }
     let mut n = 0;
     let (report, _) = silt_core::ledger::sleep::sleep(
         &mut ledger,

@@ -4,3 +4,4 @@
 pub mod sediment_json;
 pub mod service;
 pub mod store;
+pub mod vectors;

@@ -8,11 +8,13 @@ use std::sync::Arc;
 use silt_core::ledger::events::Event;
 
 use super::store::Store;
+use super::vectors::VectorStore;
 use crate::bindings::ledger_engine::silt::ledger::types::{
     ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, Params,
     Redundancy, SleepReport,
 };
 use crate::runtime::ledger::{LedgerSession, default_params};
+use crate::runtime::state::VectorKeeper;
 use crate::runtime::{CallError, Runtime};
 use crate::tools::sediment::{entry_from_wit, entry_to_wit, event_from_wit};
 
@@ -24,6 +26,7 @@ pub struct SleepSnapshot {
     rows: Vec<Entry>,
     judge: String,
     params: Params,
+    vectors: Arc<VectorStore>,
 }
 
 /// How committing a sleep computed from a snapshot went.
@@ -42,6 +45,9 @@ pub struct LedgerService {
     /// The engine's tunables (the destructive margin from silt.toml).
     params: Params,
     pub store: Store,
+    /// The judge's vectors kept in the ledger file, and new ones waiting
+    /// for the next transaction.
+    vectors: Arc<VectorStore>,
     session: Option<LedgerSession>,
     /// The store version the engine instance has seen.
     seen: i64,
@@ -62,6 +68,7 @@ impl LedgerService {
             judge: judge.to_string(),
             params: default_params(),
             store: Store::open(path)?,
+            vectors: Arc::new(VectorStore::open(path)),
             session: None,
             seen: i64::MIN,
             generation: 0,
@@ -93,7 +100,12 @@ impl LedgerService {
             self.session = None;
         }
         if self.session.as_ref().is_none_or(LedgerSession::poisoned) {
-            self.session = Some(self.runtime.open_ledger(&self.judge, &self.params).await?);
+            let keeper: Arc<dyn VectorKeeper> = self.vectors.clone();
+            self.session = Some(
+                self.runtime
+                    .open_ledger(&self.judge, &self.params, Some(keeper))
+                    .await?,
+            );
             self.seen = i64::MIN;
             self.generation = generation;
         }
@@ -147,7 +159,15 @@ impl LedgerService {
             Ok((value, change)) => {
                 let entries: Vec<_> = change.entries.iter().map(entry_from_wit).collect();
                 let events: Vec<Event> = change.events.iter().map(event_from_wit).collect();
-                match self.store.commit(&entries, &events) {
+                let vectors = self.vectors.take_pending();
+                let saved = self
+                    .store
+                    .save_vectors(&vectors)
+                    .and_then(|()| self.store.commit(&entries, &events));
+                if saved.is_err() {
+                    self.vectors.restore(vectors);
+                }
+                match saved {
                     Ok(version) => {
                         self.seen = version;
                         Ok((value, events))
@@ -307,6 +327,7 @@ impl LedgerService {
                 rows: self.store.all()?.iter().map(entry_to_wit).collect(),
                 judge: judge.to_string(),
                 params: self.params,
+                vectors: self.vectors.clone(),
             })
         })();
         self.store.end_read();
@@ -322,8 +343,9 @@ impl LedgerService {
         now: f64,
         judged: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<(SleepReport, Change), CallError> {
+        let keeper: Arc<dyn VectorKeeper> = snapshot.vectors.clone();
         let mut session = runtime
-            .open_ledger(&snapshot.judge, &snapshot.params)
+            .open_ledger(&snapshot.judge, &snapshot.params, Some(keeper))
             .await?;
         session.sync(&snapshot.rows).await?;
         session.sleep(now, judged).await
@@ -341,6 +363,7 @@ impl LedgerService {
         self.enter();
         self.in_flight = false;
         self.store.begin_write()?;
+        let vectors = self.vectors.take_pending();
         let outcome = (|| -> Result<SleepCommit, CallError> {
             if self.store.generation()? != snapshot.generation {
                 return Ok(SleepCommit::Stale);
@@ -358,11 +381,13 @@ impl LedgerService {
             let events: Vec<Event> = change.events.iter().map(event_from_wit).collect();
             let read_through = snapshot.rows.iter().map(|e| e.created).fold(0.0, f64::max);
             self.store.mark_slept_through(Some(read_through))?;
+            self.store.save_vectors(&vectors)?;
             self.store.commit(&entries, &events)?;
             Ok(SleepCommit::Done(events))
         })();
         if !matches!(outcome, Ok(SleepCommit::Done(_))) {
             self.store.rollback();
+            self.vectors.restore(vectors);
         }
         outcome
     }

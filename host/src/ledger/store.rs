@@ -131,6 +131,14 @@ impl Store {
         })
     }
 
+    /// Writes vectors a judge gave (inside the transaction under way).
+    pub fn save_vectors(&mut self, pending: &super::vectors::Pending) -> Result<()> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        super::vectors::save(&self.conn, pending).context("saving the judge's vectors")
+    }
+
     /// Bumped whenever an entry is deleted: a warm engine holding rows
     /// that no longer exist must start over (a sync only adds and updates).
     /// 0 on a ledger that never deleted one.
@@ -159,6 +167,15 @@ impl Store {
                 return Ok(None);
             };
             let entry: Option<Entry> = serde_json::from_str(&body).ok();
+            // its texts' vectors say something of the texts too
+            if let Some(e) = &entry {
+                for text in [&e.when, &e.prefer] {
+                    self.conn.execute(
+                        "DELETE FROM vectors WHERE text_sha256 = ?1",
+                        [&super::vectors::text_key(text)[..]],
+                    )?;
+                }
+            }
             let active = entry
                 .as_ref()
                 .is_none_or(|e| e.status == silt_core::ledger::Status::Active);
@@ -561,6 +578,12 @@ fn schema_batch() -> String {
          CREATE INDEX IF NOT EXISTS events_id ON events(id);
          CREATE TABLE IF NOT EXISTS undo (
              seq INTEGER PRIMARY KEY, before TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS vectors (
+             model TEXT NOT NULL, text_sha256 BLOB NOT NULL, data BLOB NOT NULL,
+             PRIMARY KEY (model, text_sha256)) WITHOUT ROWID;
+         CREATE TABLE IF NOT EXISTS vector_models (
+             model TEXT PRIMARY KEY, same_above REAL NOT NULL,
+             related_above REAL NOT NULL, unrelated_below REAL NOT NULL);
          INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA}');
          INSERT OR IGNORE INTO meta VALUES ('version', '0');
          COMMIT;"
@@ -619,11 +642,11 @@ fn create(path: &Path) -> Result<()> {
 fn has_every_table(conn: &Connection) -> Result<bool> {
     let n: i64 = conn.query_row(
         "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'
-         AND name IN ('meta', 'entries', 'events', 'undo')",
+         AND name IN ('meta', 'entries', 'events', 'undo', 'vectors', 'vector_models')",
         [],
         |r| r.get(0),
     )?;
-    Ok(n == 4)
+    Ok(n == 6)
 }
 
 /// Refuses, without writing, a file that is not a healthy silt ledger.

@@ -157,20 +157,51 @@ impl crate::bindings::ledger_engine::silt::embed::embed::Host for PluginState {
     ) -> wasmtime::Result<
         Result<crate::bindings::ledger_engine::silt::embed::embed::Embedding, JudgeError>,
     > {
+        use crate::bindings::ledger_engine::silt::embed::embed::Embedding;
         let Some(judge) = self.judge.clone() else {
             wasmtime::bail!(
                 "engine '{}' asked for vectors but no judge was bound",
                 self.plugin
             );
         };
-        Ok(judge.embed(texts).await.map(|e| {
-            crate::bindings::ledger_engine::silt::embed::embed::Embedding {
-                vectors: e.vectors,
-                same_above: e.same_above,
-                related_above: e.related_above,
-                unrelated_below: e.unrelated_below,
-            }
-        }))
+        let answer = |vectors, c: [f64; 3]| Embedding {
+            vectors,
+            same_above: c[0],
+            related_above: c[1],
+            unrelated_below: c[2],
+        };
+        let Some(keeper) = self.vectors.clone() else {
+            return Ok(judge.embed(texts).await.map(|e| {
+                answer(
+                    e.vectors,
+                    [e.same_above, e.related_above, e.unrelated_below],
+                )
+            }));
+        };
+        // the judge embeds only what the ledger has not kept
+        let model = format!("{}\u{0}{}", judge.info.name, judge.info.version);
+        let (mut found, calibration) = keeper.lookup(&model, &texts);
+        let missing: Vec<usize> = (0..texts.len()).filter(|&i| found[i].is_none()).collect();
+        if let Some(c) = calibration
+            && missing.is_empty()
+        {
+            return Ok(Ok(answer(found.into_iter().flatten().collect(), c)));
+        }
+        let asked: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+        let e = match judge.embed(asked.clone()).await {
+            Ok(e) => e,
+            Err(err) => return Ok(Err(err)),
+        };
+        let c = [e.same_above, e.related_above, e.unrelated_below];
+        if e.vectors.len() != asked.len() {
+            // the engine reports the mismatch
+            return Ok(Ok(answer(e.vectors, c)));
+        }
+        keeper.remember(&model, &asked, &e.vectors, c);
+        for (&i, v) in missing.iter().zip(e.vectors) {
+            found[i] = Some(v);
+        }
+        Ok(Ok(answer(found.into_iter().flatten().collect(), c)))
     }
 }
 

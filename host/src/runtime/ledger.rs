@@ -37,10 +37,12 @@ pub struct LedgerSession {
 
 impl Runtime {
     /// Starts a ledger engine whose sleep pass asks judge `judge`.
+    /// `vectors` keeps the judge's vectors between processes.
     pub async fn open_ledger(
         &self,
         judge: &str,
         params: &Params,
+        vectors: Option<Arc<dyn super::state::VectorKeeper>>,
     ) -> Result<LedgerSession, CallError> {
         // A judge without `relate` still serves everything but the sleep
         // pass (the agent-as-judge path needs no judge at all); a sleep that
@@ -52,6 +54,7 @@ impl Runtime {
             manifest,
         };
         let mut store = sandbox.store(Some(judge))?;
+        store.data_mut().vectors = vectors;
         let outcome = tokio::time::timeout(sandbox.wall(), async {
             let bindings = pre.instantiate_async(&mut store).await?;
             let ledger = bindings

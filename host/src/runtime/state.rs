@@ -72,6 +72,8 @@ pub struct PluginState {
     pub related_pairs: Option<Arc<AtomicU64>>,
     /// Where an engine's judge questions look for earlier answers.
     pub answers: Option<Arc<super::answer_cache::AnswerCache>>,
+    /// Where the ledger engine's vectors are kept between processes.
+    pub vectors: Option<Arc<dyn VectorKeeper>>,
     /// Calls actually made to the judge, and items answered from the cache.
     pub judge_calls: u32,
     pub cache_hits: u32,
@@ -84,6 +86,16 @@ pub struct PluginState {
     pub sources: Option<Arc<crate::fetch::SourceFetcher>>,
     /// The programs a CLI search backend may run.
     pub exec: super::exec::ExecGrants,
+}
+
+/// Keeps a judge's vectors for texts between calls and processes (the
+/// ledger file), so an unchanged text is embedded once.
+pub trait VectorKeeper: Send + Sync {
+    /// The kept vector of each text under `model`, and the model's
+    /// calibrated cosines (same, related, unrelated) when known.
+    fn lookup(&self, model: &str, texts: &[String]) -> (Vec<Option<Vec<f32>>>, Option<[f64; 3]>);
+    /// Keeps vectors the judge just gave.
+    fn remember(&self, model: &str, texts: &[String], vectors: &[Vec<f32>], calibration: [f64; 3]);
 }
 
 /// A folder an engine may walk and read for this call only.
@@ -210,6 +222,7 @@ impl PluginState {
             fixed_now: None,
             related_pairs: None,
             answers: None,
+            vectors: None,
             judge_calls: 0,
             cache_hits: 0,
             repo: None,

@@ -9,6 +9,7 @@ pub mod demo;
 pub mod entry;
 pub mod events;
 pub mod limits;
+pub mod meaning;
 pub mod ops;
 mod recall_index;
 pub mod relate;

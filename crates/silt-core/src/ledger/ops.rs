@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::Params;
 use super::entry::{Entry, Status};
 use super::events::{Event, EventKind};
+use super::meaning::{Cuts, VectorCache, dot};
 use super::recall_index::RecallIndex;
 use super::relate::Verdict;
 use super::similarity::{TermSets, Vocabulary, text_sim};
@@ -36,6 +37,9 @@ pub struct Ledger {
     /// The trigger's term sets per entry, by position.
     trigger_sets: Vec<Option<CachedSets>>,
     vocabulary: Vocabulary,
+    /// The judge's vectors for lesson texts, when it has them: candidate
+    /// pairs by meaning join the lexical ones.
+    pub(crate) vectors: VectorCache,
 }
 
 /// An entry's term sets with the texts they were built from, so an entry
@@ -156,6 +160,47 @@ impl Ledger {
             .iter()
             .filter(|e| e.status == Status::Active)
             .count()
+    }
+
+    /// Active lessons' texts (triggers and actions) the vector cache does
+    /// not hold yet, each once.
+    pub fn texts_to_embed(&self) -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
+        self.entries
+            .iter()
+            .filter(|e| e.status == Status::Active)
+            .flat_map(|e| [e.when.as_str(), e.prefer.as_str()])
+            .filter(|t| self.vectors.get(t).is_none() && seen.insert(*t))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Keeps a judge's vectors for `texts`, with its cut-offs; from then on
+    /// candidate pairs by meaning join the lexical ones. Texts of lessons
+    /// no longer active are dropped once they outnumber the live ones.
+    pub fn learn_vectors(
+        &mut self,
+        texts: &[String],
+        vectors: &[Vec<f32>],
+        cuts: Cuts,
+    ) -> Result<(), String> {
+        self.vectors.learn(texts, vectors, cuts)?;
+        let active = self.active_count();
+        if self.vectors.len() > 4 * active + 64 {
+            let live: std::collections::HashSet<&str> = self
+                .entries
+                .iter()
+                .filter(|e| e.status == Status::Active)
+                .flat_map(|e| [e.when.as_str(), e.prefer.as_str()])
+                .collect();
+            self.vectors.retain(|t| live.contains(t));
+        }
+        Ok(())
+    }
+
+    /// The judge's vectors held for lesson texts.
+    pub fn vectors(&self) -> &VectorCache {
+        &self.vectors
     }
 
     /// The top `k` active lessons for `context`, by lexical similarity to
@@ -420,13 +465,26 @@ impl Ledger {
         let Some(CachedSets { sets: mine, .. }) = &self.trigger_sets[i] else {
             return 0;
         };
+        let (cuts, vectors) = (self.vectors.cuts(), &self.vectors);
+        let near = cuts.and_then(|c| {
+            let e = &self.entries[i];
+            vectors.lesson_of(&e.when, &e.prefer).map(|v| (c, v))
+        });
         self.entries
             .iter()
             .zip(&self.trigger_sets)
             .enumerate()
             .filter(|(j, (e, _))| *j != i && e.status == Status::Active && keep(*j, e))
-            .filter_map(|(_, (_, sets))| sets.as_ref())
-            .filter(|theirs| mine.similarity(&theirs.sets) >= self.params.candidate_threshold)
+            .filter(|(_, (e, sets))| {
+                sets.as_ref().is_some_and(|theirs| {
+                    mine.similarity(&theirs.sets) >= self.params.candidate_threshold
+                }) || near.as_ref().is_some_and(|(cuts, (trigger, lesson))| {
+                    vectors.lesson_of(&e.when, &e.prefer).is_some_and(|(t, l)| {
+                        f64::from(dot(trigger, t)) >= cuts.trigger
+                            || f64::from(dot(lesson, &l)) >= cuts.lesson
+                    })
+                })
+            })
             .count()
     }
 
@@ -477,12 +535,31 @@ impl Ledger {
             return n;
         }
         let (active, triggers) = self.active_triggers();
-        super::candidates::count_pairs_until(
+        let unslept = |a: usize, b: usize| active[a].created > since || active[b].created > since;
+        let lexical = super::candidates::count_pairs_until(
             &triggers,
             self.params.candidate_threshold,
-            |a, b| active[a].created > since || active[b].created > since,
+            unslept,
             need,
-        )
+        );
+        if lexical >= need {
+            return lexical;
+        }
+        // pairs near in meaning that share too few words to be lexical
+        // candidates (each lesson's nearest, as sleep takes them)
+        let by_meaning = self
+            .vectors
+            .views(active.iter().map(|e| (e.when.as_str(), e.prefer.as_str())))
+            .map(|v| v.same_situation_pairs(super::sleep::MAX_PARTNERS))
+            .unwrap_or_default();
+        lexical
+            + by_meaning
+                .into_iter()
+                .filter(|&(a, b)| {
+                    unslept(a, b)
+                        && text_sim(triggers[a], triggers[b]) < self.params.candidate_threshold
+                })
+                .count()
     }
 
     /// The active entries and their triggers, in the same order.
@@ -496,10 +573,29 @@ impl Ledger {
         (active, triggers)
     }
 
-    /// Active pairs whose triggers are similar enough to need a judgment.
+    /// Active pairs whose triggers are similar enough to need a judgment,
+    /// and, when the judge has vectors, the pairs near in meaning (by
+    /// trigger or whole lesson) whose words differ.
     pub fn review_candidates(&self) -> Vec<Candidate> {
         let (active, triggers) = self.active_triggers();
-        super::candidates::similar_pairs(&triggers, self.params.candidate_threshold)
+        let mut pairs: Vec<(usize, usize, f64)> =
+            super::candidates::similar_pairs(&triggers, self.params.candidate_threshold);
+        if let Some(views) = self
+            .vectors
+            .views(active.iter().map(|e| (e.when.as_str(), e.prefer.as_str())))
+        {
+            let lexical: std::collections::HashSet<(usize, usize)> =
+                pairs.iter().map(|&(i, j, _)| (i, j)).collect();
+            pairs.extend(
+                views
+                    .same_situation_pairs(super::sleep::MAX_PARTNERS)
+                    .into_iter()
+                    .filter(|p| !lexical.contains(p))
+                    .map(|(i, j)| (i, j, text_sim(triggers[i], triggers[j]))),
+            );
+            pairs.sort_by_key(|&(i, j, _)| (i, j));
+        }
+        pairs
             .into_iter()
             .map(|(i, j, sim)| Candidate {
                 a_id: active[i].id.clone(),

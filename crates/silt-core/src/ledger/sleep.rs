@@ -39,8 +39,11 @@ pub fn sleep(
     let mut events = Vec::new();
     let mut siblings: Vec<(usize, usize)> = Vec::new();
     let mut held = std::collections::HashSet::new();
+    // the index by meaning is the costly part on a large ledger: built once
+    // a pass (rounds only retire lessons, which are filtered out)
+    let by_meaning = pairs_by_meaning(ledger);
     for _ in 0..MAX_ROUNDS {
-        let pairs = candidate_pairs(ledger);
+        let pairs = candidate_pairs(ledger, &by_meaning);
         siblings.clear();
         let mut changed = false;
         for chunk in pairs.chunks(JUDGE_CHUNK) {
@@ -110,8 +113,10 @@ pub const MAX_PARTNERS: usize = 16;
 /// Candidate pairs (by entry index) among active entries: each lesson's
 /// [`MAX_PARTNERS`] most similar by trigger (the same situation: merges,
 /// contradictions) and by action (one action across situations whose
-/// words differ: siblings, which similar triggers alone never pair).
-fn candidate_pairs(ledger: &Ledger) -> Vec<(usize, usize)> {
+/// words differ: siblings, which similar triggers alone never pair); and,
+/// when the judge has vectors, its nearest by meaning in each view
+/// (reworded duplicates and siblings share few words).
+fn candidate_pairs(ledger: &Ledger, by_meaning: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let active: Vec<usize> = (0..ledger.entries.len())
         .filter(|&i| ledger.entries[i].status == Status::Active)
         .collect();
@@ -121,14 +126,42 @@ fn candidate_pairs(ledger: &Ledger) -> Vec<(usize, usize)> {
     let p = &ledger.params;
     let by_trigger = strongest_pairs(&texts(|e| &e.when), p.candidate_threshold, MAX_PARTNERS);
     let by_action = strongest_pairs(&texts(|e| &e.prefer), p.action_threshold, MAX_PARTNERS);
+    let is_active = |i: usize| ledger.entries[i].status == Status::Active;
     let mut pairs: Vec<(usize, usize)> = by_trigger
         .into_iter()
         .chain(by_action)
         .map(|(i, j, _)| (active[i], active[j]))
+        .chain(
+            by_meaning
+                .iter()
+                .copied()
+                .filter(|&(a, b)| is_active(a) && is_active(b)),
+        )
         .collect();
     pairs.sort_unstable();
     pairs.dedup();
     pairs
+}
+
+/// Pairs (by entry index) of active lessons near in meaning, when the
+/// judge has given vectors for all of them: each lesson's
+/// [`MAX_PARTNERS`] nearest by trigger, by whole lesson and by action.
+fn pairs_by_meaning(ledger: &Ledger) -> Vec<(usize, usize)> {
+    let active: Vec<usize> = (0..ledger.entries.len())
+        .filter(|&i| ledger.entries[i].status == Status::Active)
+        .collect();
+    let Some(views) = ledger.vectors.views(active.iter().map(|&i| {
+        let e = &ledger.entries[i];
+        (e.when.as_str(), e.prefer.as_str())
+    })) else {
+        return vec![];
+    };
+    let mut pairs = views.same_situation_pairs(MAX_PARTNERS);
+    pairs.extend(views.same_action_pairs(MAX_PARTNERS));
+    pairs
+        .into_iter()
+        .map(|(i, j)| (active[i], active[j]))
+        .collect()
 }
 
 /// The judge's relations for `pairs`, in order.
@@ -333,7 +366,7 @@ mod margin_tests {
     const NOW: f64 = 1_750_000_000.0;
 
     /// A judge that answers every pair with the same relation.
-    struct Always(Relation);
+    pub(super) struct Always(pub(super) Relation);
 
     impl RelationJudge for Always {
         fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String> {
@@ -509,5 +542,122 @@ mod margin_tests {
         .unwrap();
         assert_eq!(report.contradictions_resolved, 0, "{report:?}");
         assert_eq!(report.merged, 0, "{report:?}");
+    }
+}
+
+#[cfg(test)]
+mod meaning_tests {
+    use super::*;
+    use crate::ledger::Params;
+    use crate::ledger::meaning::Cuts;
+    use crate::ledger::ops::Feedback;
+
+    use super::margin_tests::Always;
+
+    const NOW: f64 = 1_750_000_000.0;
+
+    /// Two lessons saying one thing in other words, and one about
+    /// something else; (text, vector) for each of their texts, the
+    /// rewording near in meaning as a judge's vectors would have it.
+    const LESSONS: [(&str, &str); 3] = [
+        (
+            "writing a database migration",
+            "wrap every statement in one transaction",
+        ),
+        (
+            "authoring schema changes",
+            "run all of its SQL inside a single BEGIN/COMMIT",
+        ),
+        ("reviewing a pull request", "read the tests first"),
+    ];
+
+    fn vectors() -> (Vec<String>, Vec<Vec<f32>>) {
+        let unit = |v: [f32; 4]| {
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.iter().map(|x| x / n).collect::<Vec<f32>>()
+        };
+        let rows = [
+            [1.0, 0.1, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.1],
+            [0.95, 0.2, 0.1, 0.0],
+            [0.1, 0.9, 0.0, 0.2],
+            [0.0, 0.0, 1.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ];
+        let texts = LESSONS
+            .iter()
+            .flat_map(|(w, p)| [w.to_string(), p.to_string()]);
+        (texts.collect(), rows.into_iter().map(unit).collect())
+    }
+
+    fn ledger() -> Ledger {
+        let mut l = Ledger::new(vec![], Params::default());
+        for (k, (when, prefer)) in LESSONS.iter().enumerate() {
+            l.capture(format!("l{k}"), when, prefer, Feedback::Neutral, NOW);
+        }
+        l
+    }
+
+    const CUTS: Cuts = Cuts {
+        trigger: 0.6,
+        lesson: 0.6,
+        action: 0.6,
+    };
+
+    #[test]
+    fn a_rewording_is_a_candidate_only_by_meaning() {
+        let mut l = ledger();
+        assert!(
+            l.review_candidates().is_empty(),
+            "the words alone pair them"
+        );
+        assert_eq!(l.unslept_pair_count(0.0, usize::MAX), 0);
+        let (report, _) = sleep(
+            &mut l,
+            &mut Always([0.95, 0.0, 0.0, 0.05]),
+            &mut || "p".into(),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(report.merged, 0);
+
+        let (texts, vectors) = vectors();
+        assert_eq!(l.texts_to_embed(), texts);
+        l.learn_vectors(&texts, &vectors, CUTS).unwrap();
+        assert!(l.texts_to_embed().is_empty());
+        let found: Vec<(String, String)> = l
+            .review_candidates()
+            .into_iter()
+            .map(|c| (c.a_id, c.b_id))
+            .collect();
+        assert_eq!(found, [("l0".to_string(), "l1".to_string())]);
+        assert_eq!(l.unslept_pair_count(0.0, usize::MAX), 1);
+        // the count a capture adds (one scan) agrees
+        assert_eq!(l.unslept_pairs_of(1, 0.0), 1);
+        assert_eq!(l.unslept_pairs_of(2, 0.0), 0);
+
+        let (report, _) = sleep(
+            &mut l,
+            &mut Always([0.95, 0.0, 0.0, 0.05]),
+            &mut || "p".into(),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(report.merged, 1);
+        assert_eq!(l.active_count(), 2);
+    }
+
+    #[test]
+    fn vectors_of_another_model_replace_the_old_ones() {
+        let mut l = ledger();
+        let (texts, vectors) = vectors();
+        l.learn_vectors(&texts, &vectors, CUTS).unwrap();
+        l.learn_vectors(&texts[..1], &[vec![1.0, 0.0]], CUTS)
+            .unwrap();
+        assert_eq!(l.texts_to_embed().len(), 5);
+        assert!(
+            l.learn_vectors(&texts[..2], &[vec![1.0, 0.0]], CUTS)
+                .is_err()
+        );
     }
 }

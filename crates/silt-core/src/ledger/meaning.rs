@@ -1,0 +1,603 @@
+//! Candidate pairs by meaning: lessons whose vectors (from a judge that
+//! embeds, `silt:embed`) are near, whatever words they use. Word overlap
+//! never pairs "writing a database migration" with "authoring a schema
+//! change"; their vectors do.
+//!
+//! Each active lesson has three unit vectors: its trigger (WHEN), its
+//! action (PREFER), and the whole lesson, taken as the normalised sum of
+//! the two (no third embedding per lesson). Near triggers or near whole
+//! lessons pair duplicates and contradictions; near actions pair siblings
+//! (one action across situations), as the lexical candidates pair them by
+//! trigger and by action.
+//!
+//! Up to [`EXACT_UP_TO`] lessons every pair is compared. Past it, an
+//! inverted-file index (spherical k-means into about √n lists, each lesson
+//! compared with the lists of its [`PROBES`] nearest centroids) compares a
+//! lesson with a few hundred others instead of all of them: approximate
+//! (a near pair split across lists no probe reaches is missed), and every
+//! pair it returns is checked exactly against the cut-off.
+
+use std::collections::HashMap;
+
+/// The cut-offs, as cosines, from which two lessons' vectors are near
+/// enough to be judged as a pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cuts {
+    pub trigger: f64,
+    pub lesson: f64,
+    pub action: f64,
+}
+
+/// The probability of "about the same thing" on the judge's calibrated
+/// relatedness curve from which two triggers, or two whole lessons, are
+/// near. Fitted on the dev split of docs/eval/ledger-pairs.jsonl with
+/// `examples/near_lessons.rs` (silt-embed; docs/JUDGES.md "Candidates by
+/// meaning"): every level from 0.10 to 0.40 keeps all 40 dev merges and
+/// contradictions candidates with MiniLM and 39 of 40 with potion, and
+/// makes no unrelated pair one from 0.15 up. 0.15 is the low end of that
+/// range: a missed pair can never be merged, an extra one only costs a
+/// judgment.
+pub const NEAR_P: f64 = 0.15;
+
+/// The same for actions (siblings share an action said in other words):
+/// the dev clusters of docs/eval/ledger-clusters.jsonl pair all 21 of
+/// their same-action pairs at every level up to 0.5 with both models.
+pub const NEAR_ACTION_P: f64 = 0.15;
+
+impl Cuts {
+    /// The cut-offs for a judge whose relatedness curve is logistic in
+    /// the cosine, given by two of its points: P = 1/2 at `related_above`
+    /// and P = 0.1 at `unrelated_below` (what `silt:embed` reports).
+    pub fn from_calibration(related_above: f64, unrelated_below: f64) -> Option<Cuts> {
+        let at = |p: f64| cosine_at(related_above, unrelated_below, p);
+        Some(Cuts {
+            trigger: at(NEAR_P)?,
+            lesson: at(NEAR_P)?,
+            action: at(NEAR_ACTION_P)?,
+        })
+    }
+}
+
+/// The cosine at which a logistic curve through (related_above, 1/2) and
+/// (unrelated_below, 0.1) reaches `p`; None when the two points cannot
+/// make one (a judge reporting them in the wrong order).
+pub fn cosine_at(related_above: f64, unrelated_below: f64, p: f64) -> Option<f64> {
+    let logit = |p: f64| (p / (1.0 - p)).ln();
+    let span = related_above - unrelated_below;
+    if !(span > 0.0 && span.is_finite() && p > 0.0 && p < 1.0) {
+        return None;
+    }
+    let slope = -logit(0.1) / span;
+    Some(related_above + logit(p) / slope)
+}
+
+/// Rows of unit vectors, `dim` components each, in one buffer, each
+/// component stored as a signed byte (×127): a quarter of the memory of
+/// floats (100k lessons × 3 vectors × 384 dimensions is 115 MB, not 460)
+/// for a cosine off by about 0.003, far inside any cut-off's margin.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rows {
+    pub dim: usize,
+    data: Vec<i8>,
+}
+
+/// The scale of a stored component.
+const SCALE: f32 = 127.0;
+
+/// A unit vector's components as stored.
+pub fn quantise(v: &[f32]) -> Vec<i8> {
+    v.iter()
+        .map(|x| (x * SCALE).round().clamp(-127.0, 127.0) as i8)
+        .collect()
+}
+
+impl Rows {
+    pub fn new(dim: usize) -> Rows {
+        Rows { dim, data: vec![] }
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len().checked_div(self.dim).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn row(&self, i: usize) -> &[i8] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Appends a unit vector of `dim` floats.
+    pub fn push(&mut self, v: &[f32]) {
+        debug_assert_eq!(v.len(), self.dim);
+        self.data.extend(quantise(v));
+    }
+
+    /// Appends a row already stored as bytes.
+    pub fn push_stored(&mut self, v: &[i8]) {
+        debug_assert_eq!(v.len(), self.dim);
+        self.data.extend_from_slice(v);
+    }
+}
+
+/// The cosine of two stored rows, in sixteen integer lanes so the
+/// compiler can keep them in SIMD registers.
+pub fn dot(a: &[i8], b: &[i8]) -> f32 {
+    let mut lanes = [0i32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for k in 0..16 {
+            // a product of two bytes fits an i16: the multiply-add of
+            // pairs of i16 into i32 lanes (SSE2 pmaddwd, wasm's
+            // i32x4.dot_i16x8_s) is what this compiles to
+            lanes[k] += i32::from(i16::from(x[k]) * i16::from(y[k]));
+        }
+    }
+    let tail: i32 = ra
+        .iter()
+        .zip(rb)
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum();
+    (lanes.iter().sum::<i32>() + tail) as f32 / (SCALE * SCALE)
+}
+
+fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Lessons up to which every pair is compared (about 0.2 G multiply-adds
+/// at 384 dimensions): exact, and cheaper than building an index.
+pub const EXACT_UP_TO: usize = 1024;
+
+/// Nearest lists each lesson is compared with, past [`EXACT_UP_TO`]. On
+/// generated topic vectors (examples/near_pairs_scale.rs, 30k rows) 4
+/// probes of √n lists returned 90% of the near pairs of sampled rows in
+/// 2.1 s; 8 probes of 2√n lists 93% in 3.6 s.
+pub const PROBES: usize = 4;
+
+/// Lloyd rounds of the spherical k-means that makes the lists.
+const KMEANS_ROUNDS: usize = 6;
+
+/// Sample rows per list the k-means is trained on.
+const SAMPLE_PER_LIST: usize = 24;
+
+/// Pairs (i < j) of rows whose cosine is at least `cut`, each among the
+/// `per_row` nearest partners of at least one of its two rows (of those
+/// compared), with their cosine, sorted by (i, j). Zero rows (a text
+/// without tokens) pair with nothing.
+pub fn near_pairs(rows: &Rows, cut: f64, per_row: usize) -> Vec<(usize, usize, f64)> {
+    let n = rows.len();
+    let mut best: Vec<Vec<(f32, u32)>> = vec![Vec::new(); n];
+    let cut = cut as f32;
+    let mut keep = |at: usize, partner: usize, sim: f32| {
+        let list = &mut best[at];
+        if list.len() < per_row {
+            list.push((sim, partner as u32));
+        } else if let Some(w) = (0..list.len()).min_by(|&a, &b| list[a].0.total_cmp(&list[b].0))
+            && list[w].0 < sim
+        {
+            list[w] = (sim, partner as u32);
+        }
+    };
+    let live: Vec<bool> = (0..n)
+        .map(|i| rows.row(i).iter().any(|&x| x != 0))
+        .collect();
+    if n <= EXACT_UP_TO {
+        for i in 0..n {
+            for j in i + 1..n {
+                if !(live[i] && live[j]) {
+                    continue;
+                }
+                let sim = dot(rows.row(i), rows.row(j));
+                if sim >= cut {
+                    keep(i, j, sim);
+                    keep(j, i, sim);
+                }
+            }
+        }
+    } else {
+        let index = Ivf::build(rows, &live);
+        let mut probes = Vec::with_capacity(PROBES);
+        // list by list, so consecutive lessons probe mostly the same lists
+        // while they are in cache
+        for (l, members) in index.lists.iter().enumerate() {
+            for (k, &i) in members.iter().enumerate() {
+                let i = i as usize;
+                let v = index.packed.row(index.starts[l] + k);
+                index.nearest_lists(v, PROBES, &mut probes);
+                for &p in &probes {
+                    for (m, &j) in index.lists[p].iter().enumerate() {
+                        let j = j as usize;
+                        if j == i {
+                            continue;
+                        }
+                        let sim = dot(v, index.packed.row(index.starts[p] + m));
+                        if sim >= cut {
+                            keep(i, j, sim);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<(usize, usize, f64)> = best
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, list)| {
+            list.into_iter()
+                .map(move |(sim, j)| (i.min(j as usize), i.max(j as usize), sim as f64))
+        })
+        .collect();
+    out.sort_by_key(|&(i, j, _)| (i, j));
+    out.dedup_by_key(|p| (p.0, p.1));
+    out
+}
+
+/// How many rows `keep` lets through are at `cut` or nearer to `v`: one
+/// exact scan (a new lesson's partners, for the redundancy count).
+pub fn count_near(rows: &Rows, v: &[i8], cut: f64, keep: impl Fn(usize) -> bool) -> usize {
+    if v.iter().all(|&x| x == 0) {
+        return 0;
+    }
+    (0..rows.len())
+        .filter(|&j| keep(j) && dot(rows.row(j), v) as f64 >= cut)
+        .count()
+}
+
+/// An inverted-file index: rows grouped by their nearest centroid, and
+/// copied list by list into one buffer so a list is scanned from
+/// contiguous memory.
+struct Ivf {
+    centroids: Rows,
+    lists: Vec<Vec<u32>>,
+    packed: Rows,
+    /// Where each list's rows start in `packed`.
+    starts: Vec<usize>,
+}
+
+impl Ivf {
+    fn build(rows: &Rows, live: &[bool]) -> Ivf {
+        let ids: Vec<usize> = (0..rows.len()).filter(|&i| live[i]).collect();
+        let lists = ((ids.len() as f64).sqrt().round() as usize).max(1);
+        // an even stride over the rows: deterministic, and spread over a
+        // ledger's history rather than its first lessons
+        let stride = (ids.len() / (lists * SAMPLE_PER_LIST)).max(1);
+        let sample: Vec<usize> = ids.iter().copied().step_by(stride).collect();
+        let mut centroids = Rows::new(rows.dim);
+        for k in 0..lists {
+            centroids.push_stored(rows.row(sample[k * sample.len() / lists]));
+        }
+        let mut nearest = vec![0usize; sample.len()];
+        for _ in 0..KMEANS_ROUNDS {
+            for (s, &i) in sample.iter().enumerate() {
+                nearest[s] = nearest_centroid(&centroids, rows.row(i));
+            }
+            let mut sums = vec![0f32; lists * rows.dim];
+            for (s, &i) in sample.iter().enumerate() {
+                let at = nearest[s] * rows.dim;
+                for (acc, x) in sums[at..at + rows.dim].iter_mut().zip(rows.row(i)) {
+                    *acc += f32::from(*x);
+                }
+            }
+            for k in 0..lists {
+                let sum = &mut sums[k * rows.dim..(k + 1) * rows.dim];
+                let norm = dot_f32(sum, sum).sqrt();
+                // a list that drew no sample keeps its centroid
+                if norm > 0.0 {
+                    let unit: Vec<f32> = sum.iter().map(|s| s / norm).collect();
+                    centroids.data[k * rows.dim..(k + 1) * rows.dim]
+                        .copy_from_slice(&quantise(&unit));
+                }
+            }
+        }
+        let mut members = vec![Vec::new(); lists];
+        for &i in &ids {
+            members[nearest_centroid(&centroids, rows.row(i))].push(i as u32);
+        }
+        let mut packed = Rows::new(rows.dim);
+        let mut starts = Vec::with_capacity(lists);
+        for list in &members {
+            starts.push(packed.len());
+            for &i in list {
+                packed.push_stored(rows.row(i as usize));
+            }
+        }
+        Ivf {
+            centroids,
+            lists: members,
+            packed,
+            starts,
+        }
+    }
+
+    /// The `k` lists whose centroids are nearest `v`, into `out`.
+    fn nearest_lists(&self, v: &[i8], k: usize, out: &mut Vec<usize>) {
+        let mut scored: Vec<(f32, usize)> = (0..self.centroids.len())
+            .map(|c| (dot(self.centroids.row(c), v), c))
+            .collect();
+        let k = k.min(scored.len());
+        scored.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));
+        out.clear();
+        out.extend(scored[..k].iter().map(|&(_, c)| c));
+    }
+}
+
+fn nearest_centroid(centroids: &Rows, v: &[i8]) -> usize {
+    (0..centroids.len())
+        .map(|c| (dot(centroids.row(c), v), c))
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+        .map(|(_, c)| c)
+        .unwrap_or(0)
+}
+
+/// The whole lesson's vector: the normalised sum of its trigger's and
+/// its action's (zero when both are).
+pub fn lesson_vector(trigger: &[i8], action: &[i8]) -> Vec<i8> {
+    let v: Vec<f32> = trigger
+        .iter()
+        .zip(action)
+        .map(|(a, b)| f32::from(*a) + f32::from(*b))
+        .collect();
+    let norm = dot_f32(&v, &v).sqrt();
+    if norm == 0.0 {
+        return vec![0; v.len()];
+    }
+    quantise(&v.iter().map(|x| x / norm).collect::<Vec<f32>>())
+}
+
+/// Vectors a judge gave for lesson texts (triggers and actions), kept in
+/// the warm engine so a text is embedded once, not on every recall or
+/// pass; stored as [`Rows`] bytes.
+#[derive(Debug, Clone, Default)]
+pub struct VectorCache {
+    cuts: Option<Cuts>,
+    dim: usize,
+    by_text: HashMap<String, Vec<i8>>,
+}
+
+/// The three views of a list of lessons, row `r` for lesson `r`.
+#[derive(Debug, Clone)]
+pub struct Views {
+    pub trigger: Rows,
+    pub action: Rows,
+    pub lesson: Rows,
+    pub cuts: Cuts,
+}
+
+impl VectorCache {
+    /// The cut-offs, once a judge has given vectors.
+    pub fn cuts(&self) -> Option<Cuts> {
+        self.cuts
+    }
+
+    pub fn get(&self, text: &str) -> Option<&[i8]> {
+        self.by_text.get(text).map(Vec::as_slice)
+    }
+
+    /// Texts held.
+    pub fn len(&self) -> usize {
+        self.by_text.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_text.is_empty()
+    }
+
+    /// Keeps `vectors[k]` for `texts[k]`. Vectors of another length than
+    /// those held (another model) replace them all.
+    pub fn learn(
+        &mut self,
+        texts: &[String],
+        vectors: &[Vec<f32>],
+        cuts: Cuts,
+    ) -> Result<(), String> {
+        if texts.len() != vectors.len() {
+            return Err(format!(
+                "the judge returned {} vectors for {} texts",
+                vectors.len(),
+                texts.len()
+            ));
+        }
+        let Some(dim) = vectors.first().map(Vec::len) else {
+            self.cuts = Some(cuts);
+            return Ok(());
+        };
+        if vectors.iter().any(|v| v.len() != dim) || dim == 0 {
+            return Err("the judge returned vectors of different lengths".into());
+        }
+        if dim != self.dim {
+            self.by_text.clear();
+            self.dim = dim;
+        }
+        self.cuts = Some(cuts);
+        for (t, v) in texts.iter().zip(vectors) {
+            self.by_text.insert(t.clone(), quantise(v));
+        }
+        Ok(())
+    }
+
+    /// Drops the vectors of texts `keep` refuses (lessons since retired).
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        self.by_text.retain(|t, _| keep(t));
+    }
+
+    /// A lesson's trigger and whole-lesson vectors, when both texts have
+    /// vectors.
+    pub fn lesson_of(&self, when: &str, prefer: &str) -> Option<(&[i8], Vec<i8>)> {
+        let t = self.get(when)?;
+        Some((t, lesson_vector(t, self.get(prefer)?)))
+    }
+
+    /// The views of `lessons` (WHEN, PREFER), when every text has a
+    /// vector and a judge gave cut-offs.
+    pub fn views<'a>(
+        &self,
+        lessons: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Option<Views> {
+        let cuts = self.cuts?;
+        let mut views = Views {
+            trigger: Rows::new(self.dim),
+            action: Rows::new(self.dim),
+            lesson: Rows::new(self.dim),
+            cuts,
+        };
+        for (when, prefer) in lessons {
+            let (t, a) = (self.get(when)?, self.get(prefer)?);
+            views.trigger.push_stored(t);
+            views.action.push_stored(a);
+            views.lesson.push_stored(&lesson_vector(t, a));
+        }
+        Some(views)
+    }
+}
+
+impl Views {
+    /// Pairs near by trigger or by whole lesson (duplicates and
+    /// contradictions), each among its rows' `per_row` nearest of a view.
+    pub fn same_situation_pairs(&self, per_row: usize) -> Vec<(usize, usize)> {
+        let mut pairs: Vec<(usize, usize)> = near_pairs(&self.trigger, self.cuts.trigger, per_row)
+            .into_iter()
+            .chain(near_pairs(&self.lesson, self.cuts.lesson, per_row))
+            .map(|(i, j, _)| (i, j))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        pairs
+    }
+
+    /// Pairs near by action (siblings: one action across situations).
+    pub fn same_action_pairs(&self, per_row: usize) -> Vec<(usize, usize)> {
+        near_pairs(&self.action, self.cuts.action, per_row)
+            .into_iter()
+            .map(|(i, j, _)| (i, j))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic generator (xorshift), so the tests need no crate.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> f32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+        }
+        fn unit(&mut self, dim: usize) -> Vec<f32> {
+            let v: Vec<f32> = (0..dim).map(|_| self.next()).collect();
+            normalised(v)
+        }
+    }
+
+    fn normalised(mut v: Vec<f32>) -> Vec<f32> {
+        let n = dot_f32(&v, &v).sqrt();
+        v.iter_mut().for_each(|x| *x /= n);
+        v
+    }
+
+    /// `groups` topics of `per` rows each: a topic's rows are its centre
+    /// plus noise, so rows of one topic are near and of two are not.
+    fn topics(groups: usize, per: usize, noise: f32, dim: usize, seed: u64) -> Rows {
+        let mut rng = Rng(seed);
+        let mut rows = Rows::new(dim);
+        let centres: Vec<Vec<f32>> = (0..groups).map(|_| rng.unit(dim)).collect();
+        for r in 0..groups * per {
+            let c = &centres[(r * 7919) % groups];
+            let v: Vec<f32> = c.iter().map(|x| x + noise * rng.next()).collect();
+            rows.push(&normalised(v));
+        }
+        rows
+    }
+
+    fn all_near(rows: &Rows, cut: f64) -> Vec<(usize, usize)> {
+        let mut out = vec![];
+        for i in 0..rows.len() {
+            for j in i + 1..rows.len() {
+                if dot(rows.row(i), rows.row(j)) as f64 >= cut {
+                    out.push((i, j));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn stored_rows_keep_the_cosine_within_a_hundredth() {
+        let mut rng = Rng(7);
+        for dim in [1, 7, 16, 17, 256, 384] {
+            for _ in 0..50 {
+                let a = rng.unit(dim);
+                // near and far pairs alike
+                let b = normalised(a.iter().map(|x| x + 0.05 * rng.next()).collect());
+                let c = rng.unit(dim);
+                for other in [&b, &c] {
+                    let exact = dot_f32(&a, other);
+                    let stored = dot(&quantise(&a), &quantise(other));
+                    assert!((stored - exact).abs() < 0.01, "{dim}: {stored} vs {exact}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn small_sets_compare_every_pair() {
+        let rows = topics(40, 5, 0.05, 32, 1);
+        let cut = 0.8;
+        let found: Vec<(usize, usize)> = near_pairs(&rows, cut, usize::MAX)
+            .into_iter()
+            .map(|(i, j, _)| (i, j))
+            .collect();
+        let want = all_near(&rows, cut);
+        assert!(!want.is_empty());
+        assert_eq!(found, want);
+    }
+
+    #[test]
+    fn the_index_finds_nearly_every_near_pair_of_a_large_set() {
+        // 3000 rows (past EXACT_UP_TO) in 600 topics of 5
+        let rows = topics(600, 5, 0.06, 48, 2);
+        assert!(rows.len() > EXACT_UP_TO);
+        let cut = 0.8;
+        let want = all_near(&rows, cut);
+        let found: std::collections::HashSet<(usize, usize)> = near_pairs(&rows, cut, 16)
+            .into_iter()
+            .map(|(i, j, sim)| {
+                assert!(sim >= cut, "a pair under the cut-off was returned");
+                (i, j)
+            })
+            .collect();
+        let hit = want.iter().filter(|p| found.contains(p)).count();
+        assert!(want.len() >= 3000, "{} near pairs", want.len());
+        assert!(
+            hit as f64 >= 0.95 * want.len() as f64,
+            "found {hit} of {} near pairs",
+            want.len()
+        );
+    }
+
+    #[test]
+    fn zero_rows_pair_with_nothing() {
+        let mut rows = topics(3, 2, 0.01, 8, 3);
+        rows.push(&[0.0; 8]);
+        rows.push(&[0.0; 8]);
+        let pairs = near_pairs(&rows, -1.0, usize::MAX);
+        assert!(pairs.iter().all(|&(i, j, _)| i < 6 && j < 6));
+        assert_eq!(count_near(&rows, &[0; 8], -1.0, |_| true), 0);
+    }
+
+    #[test]
+    fn the_cut_offs_follow_the_calibrated_curve() {
+        // P = 1/2 at the related midpoint, 0.1 at the unrelated floor
+        assert!((cosine_at(0.45, 0.3, 0.5).unwrap() - 0.45).abs() < 1e-12);
+        assert!((cosine_at(0.45, 0.3, 0.1).unwrap() - 0.3).abs() < 1e-12);
+        let quarter = cosine_at(0.45, 0.3, 0.25).unwrap();
+        assert!(quarter > 0.3 && quarter < 0.45);
+        assert_eq!(cosine_at(0.3, 0.45, 0.25), None);
+    }
+}

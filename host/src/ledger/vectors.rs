@@ -1,0 +1,254 @@
+//! The judge's vectors for lesson texts, kept in the ledger file itself
+//! (table `vectors`, keyed by the judge's name and version, which name its
+//! model, and the text's sha256): a restart or another process reads them
+//! back instead of embedding unchanged lessons again.
+//!
+//! The engine asks for vectors in the middle of an operation, while this
+//! process may hold the ledger's write lock on its own connection; a second
+//! connection writing then would wait on that lock. So lookups read through
+//! a connection of their own (WAL readers never wait), and new vectors wait
+//! in memory until the service writes them inside its next transaction
+//! ([`super::store::Store::save_vectors`]).
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+/// How a judge's cosines read (what `silt:embed` reports beside vectors).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    pub same_above: f64,
+    pub related_above: f64,
+    pub unrelated_below: f64,
+}
+
+/// Vectors waiting to be written: (model, text sha256, little-endian f32s).
+#[derive(Debug, Default)]
+pub struct Pending {
+    pub rows: Vec<(String, [u8; 32], Vec<u8>)>,
+    pub models: Vec<(String, Calibration)>,
+}
+
+impl Pending {
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.models.is_empty()
+    }
+}
+
+/// Reads stored vectors; holds new ones until they are saved.
+pub struct VectorStore {
+    /// None when the ledger has no vectors table yet (made by an older
+    /// silt, which adds it on its next write) or cannot be read: every
+    /// lookup then misses and the judge is asked.
+    conn: Mutex<Option<Connection>>,
+    path: std::path::PathBuf,
+    pending: Mutex<Pending>,
+}
+
+/// The key of a text.
+pub fn text_key(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+fn encode(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn decode(b: &[u8]) -> Option<Vec<f32>> {
+    if !b.len().is_multiple_of(4) {
+        return None;
+    }
+    Some(
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+impl VectorStore {
+    pub fn open(path: &Path) -> VectorStore {
+        VectorStore {
+            conn: Mutex::new(None),
+            path: path.to_path_buf(),
+            pending: Mutex::new(Pending::default()),
+        }
+    }
+
+    /// A read-only connection, opened on first use.
+    fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Option<T> {
+        let mut conn = self.conn.lock().expect("vector store lock");
+        if conn.is_none() {
+            let c = Connection::open_with_flags(
+                &self.path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .ok()?;
+            c.busy_timeout(std::time::Duration::from_secs(10)).ok()?;
+            *conn = Some(c);
+        }
+        match f(conn.as_ref().expect("opened above")) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::debug!("ledger vectors not read: {e}");
+                None
+            }
+        }
+    }
+
+    /// The stored (or pending) vector of each text, and the model's
+    /// calibration when it is known.
+    pub fn lookup(
+        &self,
+        model: &str,
+        texts: &[String],
+    ) -> (Vec<Option<Vec<f32>>>, Option<Calibration>) {
+        let pending = self.pending.lock().expect("vector store lock");
+        let mut calibration = pending
+            .models
+            .iter()
+            .rev()
+            .find(|(m, _)| m == model)
+            .map(|(_, c)| *c);
+        let waiting: std::collections::HashMap<&[u8; 32], &Vec<u8>> = pending
+            .rows
+            .iter()
+            .filter(|(m, _, _)| m == model)
+            .map(|(_, k, v)| (k, v))
+            .collect();
+        let stored = self.with_conn(|c| {
+            if calibration.is_none() {
+                calibration = c
+                    .query_row(
+                        "SELECT same_above, related_above, unrelated_below FROM vector_models WHERE model = ?1",
+                        params![model],
+                        |r| {
+                            Ok(Calibration {
+                                same_above: r.get(0)?,
+                                related_above: r.get(1)?,
+                                unrelated_below: r.get(2)?,
+                            })
+                        },
+                    )
+                    .optional()?;
+            }
+            let mut q = c.prepare_cached(
+                "SELECT data FROM vectors WHERE model = ?1 AND text_sha256 = ?2",
+            )?;
+            texts
+                .iter()
+                .map(|t| {
+                    let key = text_key(t);
+                    if let Some(v) = waiting.get(&key) {
+                        return Ok(decode(v));
+                    }
+                    let data: Option<Vec<u8>> = q
+                        .query_row(params![model, &key[..]], |r| r.get(0))
+                        .optional()?;
+                    Ok(data.as_deref().and_then(decode))
+                })
+                .collect::<rusqlite::Result<Vec<_>>>()
+        });
+        let found = stored.unwrap_or_else(|| {
+            texts
+                .iter()
+                .map(|t| waiting.get(&text_key(t)).and_then(|v| decode(v)))
+                .collect()
+        });
+        (found, calibration)
+    }
+
+    /// Holds vectors a judge just gave until the next save.
+    pub fn remember(&self, model: &str, texts: &[String], vectors: &[Vec<f32>], c: Calibration) {
+        let mut pending = self.pending.lock().expect("vector store lock");
+        if !pending
+            .models
+            .iter()
+            .any(|(m, have)| m == model && *have == c)
+        {
+            pending.models.push((model.to_string(), c));
+        }
+        for (t, v) in texts.iter().zip(vectors) {
+            pending
+                .rows
+                .push((model.to_string(), text_key(t), encode(v)));
+        }
+    }
+
+    /// The vectors waiting to be written (emptied).
+    pub fn take_pending(&self) -> Pending {
+        std::mem::take(&mut *self.pending.lock().expect("vector store lock"))
+    }
+
+    /// Puts back vectors whose write was rolled back.
+    pub fn restore(&self, mut p: Pending) {
+        let mut pending = self.pending.lock().expect("vector store lock");
+        p.rows.append(&mut pending.rows);
+        p.models.append(&mut pending.models);
+        *pending = p;
+    }
+}
+
+/// Writes `pending` on `conn` (inside the caller's transaction).
+pub fn save(conn: &Connection, pending: &Pending) -> rusqlite::Result<()> {
+    let mut model =
+        conn.prepare_cached("INSERT OR REPLACE INTO vector_models VALUES (?1, ?2, ?3, ?4)")?;
+    for (m, c) in &pending.models {
+        model.execute(params![m, c.same_above, c.related_above, c.unrelated_below])?;
+    }
+    let mut row = conn.prepare_cached("INSERT OR REPLACE INTO vectors VALUES (?1, ?2, ?3)")?;
+    for (m, key, data) in &pending.rows {
+        row.execute(params![m, &key[..], data])?;
+    }
+    Ok(())
+}
+
+impl crate::runtime::state::VectorKeeper for VectorStore {
+    fn lookup(&self, model: &str, texts: &[String]) -> (Vec<Option<Vec<f32>>>, Option<[f64; 3]>) {
+        let (found, c) = VectorStore::lookup(self, model, texts);
+        (
+            found,
+            c.map(|c| [c.same_above, c.related_above, c.unrelated_below]),
+        )
+    }
+
+    fn remember(&self, model: &str, texts: &[String], vectors: &[Vec<f32>], c: [f64; 3]) {
+        let c = Calibration {
+            same_above: c[0],
+            related_above: c[1],
+            unrelated_below: c[2],
+        };
+        VectorStore::remember(self, model, texts, vectors, c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_round_trip_exactly() {
+        let v = vec![0.5f32, -0.25, 1e-7, f32::MIN_POSITIVE];
+        assert_eq!(decode(&encode(&v)), Some(v));
+        assert_eq!(decode(&[1, 2, 3]), None);
+    }
+
+    #[test]
+    fn pending_vectors_answer_before_they_are_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::open(&dir.path().join("none.db"));
+        let c = Calibration {
+            same_above: 0.7,
+            related_above: 0.45,
+            unrelated_below: 0.3,
+        };
+        let texts = vec!["a".to_string(), "b".to_string()];
+        store.remember("m", &texts[..1], &[vec![1.0, 0.0]], c);
+        let (found, cal) = store.lookup("m", &texts);
+        assert_eq!(found, vec![Some(vec![1.0, 0.0]), None]);
+        assert_eq!(cal, Some(c));
+        // another model's are not this one's
+        assert_eq!(store.lookup("n", &texts).0, vec![None, None]);
+    }
+}
