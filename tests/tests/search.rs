@@ -3,6 +3,7 @@
 //! host their manifest grants; variants, pooling, de-duplication, the
 //! cache, partial and total failure, slow pages and garbage.
 
+use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -27,6 +28,9 @@ enum Behaviour {
     Fail,
     /// Page 2 and later answer after 3 s.
     SlowLaterPages,
+    /// Pages after the first send their headers and half the body at once,
+    /// then stall longer than the per-request limit.
+    StallingBodies,
     /// HTML instead of JSON.
     Garbage,
     /// Page 1 has 3 results and reports google unresponsive; no page 2.
@@ -60,6 +64,24 @@ async fn searxng(State(fake): State<Fake>, Query(q): Query<HashMap<String, Strin
             }
             axum::Json(results_page(&query, page, 10)).into_response()
         }
+        Behaviour::StallingBodies if page > 1 => {
+            let text = results_page(&query, page, 10).to_string();
+            let (head, rest) = text.split_at(text.len() / 2);
+            let chunks = vec![
+                (Duration::ZERO, head.to_string()),
+                (Duration::from_secs(3), rest.to_string()),
+            ];
+            let body = futures_util::stream::iter(chunks).then(|(wait, chunk)| async move {
+                tokio::time::sleep(wait).await;
+                Ok::<_, std::io::Error>(chunk)
+            });
+            (
+                [("content-type", "application/json")],
+                axum::body::Body::from_stream(body),
+            )
+                .into_response()
+        }
+        Behaviour::StallingBodies => axum::Json(results_page(&query, page, 10)).into_response(),
         Behaviour::Garbage => "<html><body>rate limited</body></html>".into_response(),
         Behaviour::EmptyFirst if fake.log.lock().unwrap().len() == 1 => {
             axum::Json(results_page(&query, page, 0)).into_response()
@@ -257,27 +279,31 @@ async fn empty_results_are_not_cached() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn slow_pages_garbage_and_sparse_results() {
-    // a page slower than the per-request limit keeps the pages before it
-    let (base, _) = start_fake(Behaviour::SlowLaterPages).await;
-    let home = tempfile::tempdir().unwrap();
-    let client = serve(
-        home.path(),
-        home.path(),
-        &[("SILT_SEARXNG_URL", &base), ("SILT_SEARXNG_TIMEOUT", "1")],
-    )
-    .await;
-    let out = json_of(
-        &call(
-            &client,
-            "sieve_search",
-            json!({"query": "sourdough", "variants": 2}),
+    // a page slower than the per-request limit keeps the pages before it;
+    // a body that stops arriving is the same timeout as headers that never
+    // come (the host's error code says so, not its wording)
+    for behaviour in [Behaviour::SlowLaterPages, Behaviour::StallingBodies] {
+        let (base, _) = start_fake(behaviour).await;
+        let home = tempfile::tempdir().unwrap();
+        let client = serve(
+            home.path(),
+            home.path(),
+            &[("SILT_SEARXNG_URL", &base), ("SILT_SEARXNG_TIMEOUT", "1")],
         )
-        .await,
-    );
-    let first = &out["backend_calls"][0];
-    assert_eq!(first["usage"]["stopped"], "page_error", "{out:#}");
-    assert_eq!(first["usage"]["page_errors"], json!(["page 2: timed out"]));
-    assert_eq!(first["hits"], 10);
+        .await;
+        let out = json_of(
+            &call(
+                &client,
+                "sieve_search",
+                json!({"query": "sourdough", "variants": 2}),
+            )
+            .await,
+        );
+        let first = &out["backend_calls"][0];
+        assert_eq!(first["usage"]["stopped"], "page_error", "{out:#}");
+        assert_eq!(first["usage"]["page_errors"], json!(["page 2: timed out"]));
+        assert_eq!(first["hits"], 10);
+    }
 
     let (base, _) = start_fake(Behaviour::Garbage).await;
     let home = tempfile::tempdir().unwrap();
