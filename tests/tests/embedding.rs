@@ -555,7 +555,7 @@ fn lessons_near_in_meaning_are_paired_and_their_vectors_kept() {
         .collect();
     assert_eq!(found, vec![want]);
 
-    // a read wrote nothing; the sleep's commit keeps the six texts' vectors
+    // a read wrote nothing; the next write keeps the six texts' vectors
     let count = || -> (i64, i64) {
         let db = rusqlite::Connection::open(&ledger).unwrap();
         let q = |sql: &str| db.query_row(sql, [], |r| r.get(0)).unwrap();
@@ -565,6 +565,10 @@ fn lessons_near_in_meaning_are_paired_and_their_vectors_kept() {
         )
     };
     assert_eq!(count(), (0, 0));
+    // a recall's context is embedded too, but it is a task, not a lesson:
+    // never written
+    silt(&["--judge", "embedding", "recall", "fixing a typo in a file"]);
+    assert_eq!(count(), (6, 1));
     silt(&["--judge", "embedding", "sleep"]);
     assert_eq!(count(), (6, 1));
     // forgetting a lesson takes its texts' vectors with it

@@ -117,6 +117,10 @@ impl LedgerService {
                 .iter()
                 .map(entry_to_wit)
                 .collect();
+            self.vectors.note_lessons(
+                rows.iter()
+                    .flat_map(|e| [e.when.as_str(), e.prefer.as_str()]),
+            );
             self.session_mut().sync(&rows).await?;
             self.seen = version;
         }
@@ -159,6 +163,12 @@ impl LedgerService {
             Ok((value, change)) => {
                 let entries: Vec<_> = change.entries.iter().map(entry_from_wit).collect();
                 let events: Vec<Event> = change.events.iter().map(event_from_wit).collect();
+                self.vectors.note_lessons(
+                    change
+                        .entries
+                        .iter()
+                        .flat_map(|e| [e.when.as_str(), e.prefer.as_str()]),
+                );
                 let vectors = self.vectors.take_pending();
                 let saved = self
                     .store
@@ -363,6 +373,13 @@ impl LedgerService {
         self.enter();
         self.in_flight = false;
         self.store.begin_write()?;
+        self.vectors.note_lessons(
+            snapshot
+                .rows
+                .iter()
+                .chain(&change.entries)
+                .flat_map(|e| [e.when.as_str(), e.prefer.as_str()]),
+        );
         let vectors = self.vectors.take_pending();
         let outcome = (|| -> Result<SleepCommit, CallError> {
             if self.store.generation()? != snapshot.generation {

@@ -45,6 +45,9 @@ pub struct VectorStore {
     conn: Mutex<Option<Connection>>,
     path: std::path::PathBuf,
     pending: Mutex<Pending>,
+    /// The keys of every lesson text this process has seen: only these are
+    /// written, never a recall's context (a task, not a lesson).
+    lesson_texts: Mutex<std::collections::HashSet<[u8; 32]>>,
 }
 
 /// The key of a text.
@@ -73,6 +76,7 @@ impl VectorStore {
             conn: Mutex::new(None),
             path: path.to_path_buf(),
             pending: Mutex::new(Pending::default()),
+            lesson_texts: Mutex::new(std::collections::HashSet::new()),
         }
     }
 
@@ -176,9 +180,21 @@ impl VectorStore {
         }
     }
 
-    /// The vectors waiting to be written (emptied).
+    /// Notes texts of lessons (WHEN and PREFER of stored entries): their
+    /// vectors may be written.
+    pub fn note_lessons<'a>(&self, texts: impl IntoIterator<Item = &'a str>) {
+        let mut known = self.lesson_texts.lock().expect("vector store lock");
+        known.extend(texts.into_iter().map(text_key));
+    }
+
+    /// The vectors of lesson texts waiting to be written (emptied); any
+    /// other text's (a recall's context) is dropped, so a task an agent
+    /// described never lands in the ledger file.
     pub fn take_pending(&self) -> Pending {
-        std::mem::take(&mut *self.pending.lock().expect("vector store lock"))
+        let mut p = std::mem::take(&mut *self.pending.lock().expect("vector store lock"));
+        let known = self.lesson_texts.lock().expect("vector store lock");
+        p.rows.retain(|(_, key, _)| known.contains(key));
+        p
     }
 
     /// Puts back vectors whose write was rolled back.
@@ -250,5 +266,11 @@ mod tests {
         assert_eq!(cal, Some(c));
         // another model's are not this one's
         assert_eq!(store.lookup("n", &texts).0, vec![None, None]);
+        // only lesson texts are written
+        store.remember("m", &texts[1..], &[vec![0.0, 1.0]], c);
+        store.note_lessons(["b"]);
+        let pending = store.take_pending();
+        assert_eq!(pending.rows.len(), 1);
+        assert_eq!(pending.rows[0].1, text_key("b"));
     }
 }
