@@ -4,7 +4,7 @@
 //!
 //! Usage: `cargo run --release -p silt-embed --example near_lessons -- \
 //!     --model DIR [--model DIR ...] [--pairs docs/eval/ledger-pairs.jsonl]
-//!     [--clusters docs/eval/ledger-clusters.jsonl]`
+//!     [--clusters docs/eval/ledger-clusters.jsonl] [--view trigger|whole|both]`
 //!
 //! A cut-off is a probability on each model's calibrated relatedness curve
 //! (so one level serves every model), read back as a cosine the way the
@@ -117,6 +117,8 @@ fn main() {
         .collect();
 
     let levels = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
+    // which view pairs same-situation lessons: trigger, whole or both
+    let view = after("--view").pop().unwrap_or_else(|| "both".into());
     for dir in &models {
         let dir = std::path::PathBuf::from(dir);
         let encoder = Encoder::load(&dir).unwrap_or_else(|e| panic!("{e}"));
@@ -169,8 +171,13 @@ fn main() {
                     if pair.split != split {
                         continue;
                     }
-                    let near = f64::from(dot(&a.trigger, &b.trigger)) >= cuts.trigger
-                        || f64::from(dot(&a.whole, &b.whole)) >= cuts.lesson;
+                    let by_trigger = f64::from(dot(&a.trigger, &b.trigger)) >= cuts.trigger;
+                    let by_whole = f64::from(dot(&a.whole, &b.whole)) >= cuts.lesson;
+                    let near = match view.as_str() {
+                        "trigger" => by_trigger,
+                        "whole" => by_whole,
+                        _ => by_trigger || by_whole,
+                    };
                     let e = found.entry(pair.label.as_str()).or_default();
                     e.0 += usize::from(near);
                     e.1 += 1;
