@@ -8,8 +8,6 @@ use wasi::io::streams::{InputStream, StreamError};
 pub enum BodyError {
     /// It is longer than the cap (bytes).
     TooLarge(usize),
-    /// The host gave up waiting for the rest (a `wasi:http` timeout code).
-    TimedOut(String),
     /// The stream failed; the host's words.
     Failed(String),
 }
@@ -18,7 +16,6 @@ impl std::fmt::Display for BodyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             BodyError::TooLarge(cap) => write!(f, "the reply is over {} MB", cap >> 20),
-            BodyError::TimedOut(why) => write!(f, "reading the reply timed out: {why}"),
             BodyError::Failed(why) => write!(f, "reading the reply failed: {why}"),
         }
     }
@@ -37,17 +34,7 @@ pub fn read_all(stream: &InputStream, cap: usize) -> Result<Vec<u8>, BodyError> 
             }
             Err(StreamError::Closed) => return Ok(bytes),
             Err(StreamError::LastOperationFailed(e)) => {
-                use wasi::http::types::{ErrorCode, http_error_code};
-                let why = e.to_debug_string();
-                // the host's error code, not its words, says it was a timeout
-                return Err(match http_error_code(&e) {
-                    Some(
-                        ErrorCode::ConnectionTimeout
-                        | ErrorCode::ConnectionReadTimeout
-                        | ErrorCode::HttpResponseTimeout,
-                    ) => BodyError::TimedOut(why),
-                    _ => BodyError::Failed(why),
-                });
+                return Err(BodyError::Failed(e.to_debug_string()));
             }
         }
     }
