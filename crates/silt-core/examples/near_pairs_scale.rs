@@ -3,7 +3,10 @@
 //! same code as wasm).
 //!
 //! `cargo run --release -p silt-core --example near_pairs_scale -- \
-//!     [--dim 384] [--cut 0.36] 10000 100000`
+//!     [--dim 384] [--cut 0.36] 10000 100000`, or as wasm, as the ledger
+//! engine runs it: `cargo build --release -p silt-core --example
+//! near_pairs_scale --target wasm32-wasip2` and `wasmtime run
+//! target/wasm32-wasip2/release/examples/near_pairs_scale.wasm 100000`.
 //!
 //! Vectors are unit vectors around a shared direction (sentence vectors of
 //! one model all lean one way: unrelated sentences sit near cosine 0.1),
@@ -12,12 +15,14 @@
 //! `near_pairs` call (what sleep pays per view, beyond embedding), the
 //! pairs returned, and the share of the exact near pairs of 200 sampled
 //! rows that were returned (the index is approximate past
-//! `EXACT_UP_TO`).
+//! `EXACT_UP_TO`); then the time of a sleep pass's pairing over the three
+//! views of as many lessons (`Views::same_situation_pairs` and
+//! `same_action_pairs`).
 
 use std::collections::HashSet;
 use std::time::Instant;
 
-use silt_core::ledger::meaning::{Rows, dot, near_pairs};
+use silt_core::ledger::meaning::{Cuts, Rows, Views, dot, lesson_vector, near_pairs};
 
 struct Rng(u64);
 
@@ -97,6 +102,29 @@ fn main() {
         println!(
             "{n} vectors x {dim}: near_pairs {secs:.2} s, {} pairs; sampled recall {hit}/{exact}",
             pairs.len()
+        );
+        // what a sleep pass pays: the three views of n lessons, triggers
+        // and actions drawn apart, the whole lesson their normalised sum
+        let action = self::rows(n, dim, &mut rng);
+        let mut lesson = Rows::new(dim);
+        for i in 0..n {
+            lesson.push_stored(&lesson_vector(rows.row(i), action.row(i)));
+        }
+        let views = Views {
+            trigger: rows,
+            action,
+            lesson,
+            cuts: Cuts {
+                trigger: cut,
+                lesson: cut,
+                action: cut,
+            },
+        };
+        let started = Instant::now();
+        let pairs = views.same_situation_pairs(16).len() + views.same_action_pairs(16).len();
+        println!(
+            "{n} lessons, three views: {:.2} s, {pairs} pairs",
+            started.elapsed().as_secs_f64()
         );
     }
 }

@@ -465,25 +465,28 @@ impl Ledger {
         let Some(CachedSets { sets: mine, .. }) = &self.trigger_sets[i] else {
             return 0;
         };
-        let (cuts, vectors) = (self.vectors.cuts(), &self.vectors);
+        let cuts = self.vectors.cuts();
         let near = cuts.and_then(|c| {
             let e = &self.entries[i];
-            vectors.lesson_of(&e.when, &e.prefer).map(|v| (c, v))
+            let (trigger, lesson) = self.vectors.lesson_of(&e.when, &e.prefer)?;
+            Some((c, trigger.to_vec(), lesson.to_vec()))
         });
+        let vectors = &mut self.vectors;
+        let threshold = self.params.candidate_threshold;
         self.entries
             .iter()
             .zip(&self.trigger_sets)
             .enumerate()
             .filter(|(j, (e, _))| *j != i && e.status == Status::Active && keep(*j, e))
             .filter(|(_, (e, sets))| {
-                sets.as_ref().is_some_and(|theirs| {
-                    mine.similarity(&theirs.sets) >= self.params.candidate_threshold
-                }) || near.as_ref().is_some_and(|(cuts, (trigger, lesson))| {
-                    vectors.lesson_of(&e.when, &e.prefer).is_some_and(|(t, l)| {
-                        f64::from(dot(trigger, t)) >= cuts.trigger
-                            || f64::from(dot(lesson, &l)) >= cuts.lesson
+                sets.as_ref()
+                    .is_some_and(|theirs| mine.similarity(&theirs.sets) >= threshold)
+                    || near.as_ref().is_some_and(|(cuts, trigger, lesson)| {
+                        vectors.lesson_of(&e.when, &e.prefer).is_some_and(|(t, l)| {
+                            f64::from(dot(trigger, t)) >= cuts.trigger
+                                || f64::from(dot(lesson, l)) >= cuts.lesson
+                        })
                     })
-                })
             })
             .count()
     }
