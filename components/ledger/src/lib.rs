@@ -138,34 +138,6 @@ impl LedgerResource {
     }
 }
 
-/// The active lessons as the judge's vectors see them, for recall by
-/// meaning.
-struct Meaning {
-    /// Active entries' positions.
-    candidates: Vec<usize>,
-    /// Cosine of each candidate's situation with the context.
-    relevance: Vec<f64>,
-    /// Each candidate's (trigger, action) vectors, as the engine keeps them.
-    vectors: Vec<(Vec<i8>, Vec<i8>)>,
-    negated: Vec<bool>,
-    related_above: f64,
-    /// Cosines below it: almost surely another subject.
-    unrelated_below: f64,
-}
-
-impl Meaning {
-    /// Two lessons say the same thing for recall when their situations
-    /// and their actions are related and the actions agree in polarity:
-    /// what sleep would merge or fold under one parent.
-    fn duplicate(&self, a: usize, b: usize) -> bool {
-        use core::meaning::dot;
-        let (va, vb) = (&self.vectors[a], &self.vectors[b]);
-        self.negated[a] == self.negated[b]
-            && f64::from(dot(&va.0, &vb.0)) >= self.related_above
-            && f64::from(dot(&va.1, &vb.1)) >= self.related_above
-    }
-}
-
 /// Texts sent to the judge per `embed` call, so each answer stays far
 /// under a judge's output cap (384 floats a text).
 const EMBED_BATCH: usize = 256;
@@ -225,7 +197,7 @@ impl LedgerResource {
         if self.embeds.get() == Some(false) {
             return false;
         }
-        let missing = self.ledger.borrow().texts_to_embed();
+        let missing = self.ledger.borrow_mut().texts_to_embed();
         if missing.is_empty() {
             return self.embeds.get() == Some(true);
         }
@@ -251,9 +223,10 @@ impl LedgerResource {
         true
     }
 
-    /// Vectors for the context and the active lessons, when the judge has
-    /// them (`silt:embed`); None sends recall down its lexical path.
-    fn meaning(&self, context: &str) -> Option<Meaning> {
+    /// The context's vector, with every active lesson's kept, when the
+    /// judge has vectors (`silt:embed`); None sends recall down its
+    /// lexical path.
+    fn context_vector(&self, context: &str) -> Option<(Vec<i8>, Calibration)> {
         // the context first: a judge without vectors says so on one text,
         // not on every lesson's
         if self.embeds.get() == Some(false) {
@@ -263,37 +236,7 @@ impl LedgerResource {
         if !self.refresh_vectors() {
             return None;
         }
-        let query = core::meaning::quantise(&query);
-        let c = self.calibration.get()?;
-        let l = self.ledger.borrow();
-        let candidates: Vec<usize> = (0..l.entries.len())
-            .filter(|&i| l.entries[i].status == core::entry::Status::Active)
-            .collect();
-        if candidates.is_empty() {
-            return None;
-        }
-        let cache = l.vectors();
-        let vectors: Vec<(Vec<i8>, Vec<i8>)> = candidates
-            .iter()
-            .map(|&i| {
-                let e = &l.entries[i];
-                Some((cache.get(&e.when)?.to_vec(), cache.get(&e.prefer)?.to_vec()))
-            })
-            .collect::<Option<_>>()?;
-        Some(Meaning {
-            relevance: vectors
-                .iter()
-                .map(|(w, _)| f64::from(core::meaning::dot(&query, w)))
-                .collect(),
-            negated: candidates
-                .iter()
-                .map(|&i| silt_core::text::negated(&l.entries[i].prefer))
-                .collect(),
-            candidates,
-            vectors,
-            related_above: c.related_above,
-            unrelated_below: c.unrelated_below,
-        })
+        Some((core::meaning::quantise(&query), self.calibration.get()?))
     }
 }
 
@@ -367,21 +310,12 @@ impl GuestLedger for LedgerResource {
     }
 
     fn recall(&self, context: String, k: u32, now: f64) -> (Vec<Entry>, Change) {
-        let by_meaning = self.meaning(&context);
+        let by_meaning = self.context_vector(&context);
         let (hits, change) = self.touching(|l| {
-            let (hits, events) = match by_meaning {
-                // a lesson whose situation is almost surely about something
-                // else than the task (the model's calibrated cut) never fires
-                Some(m) => l.recall_by_meaning(
-                    &m.candidates,
-                    &m.relevance,
-                    m.unrelated_below,
-                    |a, b| m.duplicate(a, b),
-                    k as usize,
-                    now,
-                ),
-                None => l.recall(&context, k as usize, now),
-            };
+            let near = by_meaning.and_then(|(query, c)| {
+                l.recall_near(&query, c.related_above, c.unrelated_below, k as usize, now)
+            });
+            let (hits, events) = near.unwrap_or_else(|| l.recall(&context, k as usize, now));
             (hits.clone(), hits, events)
         });
         let l = self.ledger.borrow();

@@ -16,7 +16,7 @@
 //! across lists no probe reaches is missed), and every pair it returns is
 //! checked exactly against the cut-off.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::ivf::Ivf;
 
@@ -286,7 +286,13 @@ pub fn lesson_vector(trigger: &[i8], action: &[i8]) -> Vec<i8> {
 pub struct VectorCache {
     cuts: Option<Cuts>,
     dim: usize,
-    by_text: HashMap<String, Vec<i8>>,
+    /// Every vector held, one row each; a text keeps its row while it is
+    /// held, so a row number can stand for a text (see [`Self::row_of`]).
+    rows: Rows,
+    by_text: HashMap<String, u32>,
+    /// Changes whenever row numbers stop meaning what they meant (all
+    /// replaced, or rows dropped and the rest moved up).
+    generation: u64,
     /// Whole-lesson vectors made so far, by (WHEN, PREFER): a capture's
     /// pair count compares the new lesson with every active one, and
     /// summing and normalising each partner's two vectors anew on every
@@ -311,7 +317,22 @@ impl VectorCache {
     }
 
     pub fn get(&self, text: &str) -> Option<&[i8]> {
-        self.by_text.get(text).map(Vec::as_slice)
+        self.by_text.get(text).map(|&r| self.rows.row(r as usize))
+    }
+
+    /// The row holding `text`'s vector: valid while [`Self::generation`]
+    /// stays the same.
+    pub fn row_of(&self, text: &str) -> Option<u32> {
+        self.by_text.get(text).copied()
+    }
+
+    /// The vector in row `r` (from [`Self::row_of`]).
+    pub fn row(&self, r: u32) -> &[i8] {
+        self.rows.row(r as usize)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Texts held.
@@ -348,14 +369,23 @@ impl VectorCache {
         if dim != self.dim {
             self.by_text.clear();
             self.by_lesson.clear();
+            self.rows = Rows::new(dim);
+            self.generation += 1;
             self.dim = dim;
         }
         self.cuts = Some(cuts);
         for (t, v) in texts.iter().zip(vectors) {
-            // a text's vector changing (another model of the same length)
-            // makes every lesson vector holding it stale
-            if self.by_text.insert(t.clone(), quantise(v)).is_some() {
-                self.by_lesson.clear();
+            match self.by_text.get(t) {
+                Some(&r) => {
+                    // a text's vector changing (another model of the same
+                    // length) makes every lesson vector holding it stale
+                    self.rows.replace(r as usize, &quantise(v));
+                    self.by_lesson.clear();
+                }
+                None => {
+                    self.by_text.insert(t.clone(), self.rows.len() as u32);
+                    self.rows.push(v);
+                }
             }
         }
         Ok(())
@@ -363,7 +393,18 @@ impl VectorCache {
 
     /// Drops the vectors of texts `keep` refuses (lessons since retired).
     pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
-        self.by_text.retain(|t, _| keep(t));
+        let mut rows = Rows::new(self.dim);
+        self.by_text.retain(|t, r| {
+            let kept = keep(t);
+            if kept {
+                let moved = rows.len() as u32;
+                rows.push_stored(self.rows.row(*r as usize));
+                *r = moved;
+            }
+            kept
+        });
+        self.rows = rows;
+        self.generation += 1;
         self.by_lesson.retain(|when, by_prefer| {
             by_prefer.retain(|prefer, _| keep(prefer));
             keep(when) && !by_prefer.is_empty()
@@ -373,19 +414,19 @@ impl VectorCache {
     /// A lesson's trigger and whole-lesson vectors, when both texts have
     /// vectors; the whole-lesson one is made once and kept.
     pub fn lesson_of(&mut self, when: &str, prefer: &str) -> Option<(&[i8], &[i8])> {
-        let trigger = self.by_text.get(when)?;
+        let trigger = self.row_of(when)?;
         let known = self
             .by_lesson
             .get(when)
             .is_some_and(|p| p.contains_key(prefer));
         if !known {
-            let lesson = lesson_vector(trigger, self.by_text.get(prefer)?);
+            let lesson = lesson_vector(self.row(trigger), self.get(prefer)?);
             self.by_lesson
                 .entry(when.to_string())
                 .or_default()
                 .insert(prefer.to_string(), lesson);
         }
-        Some((trigger, self.by_lesson.get(when)?.get(prefer)?))
+        Some((self.row(trigger), self.by_lesson.get(when)?.get(prefer)?))
     }
 
     /// The views of `lessons` (WHEN, PREFER), when every text has a

@@ -4,6 +4,7 @@
 //! storage and ids come from the host.
 
 pub mod abstraction;
+mod best_first;
 pub mod candidates;
 pub mod demo;
 pub mod entry;

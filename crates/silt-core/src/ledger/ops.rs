@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Params;
+use super::best_first::visit_in_order;
 use super::entry::{Entry, Status};
 use super::events::{Event, EventKind};
 use super::meaning::{Cuts, VectorCache, dot};
@@ -40,6 +41,13 @@ pub struct Ledger {
     /// The judge's vectors for lesson texts, when it has them: candidate
     /// pairs by meaning join the lexical ones.
     pub(crate) vectors: VectorCache,
+    /// Per entry position, the rows in `vectors` of its trigger's and its
+    /// action's vectors (as of `lesson_rows_generation`): recall by
+    /// meaning and the check that every lesson has its vectors read rows
+    /// by position instead of hashing every lesson's two texts on each
+    /// call. A position whose texts had no vector is looked up again.
+    lesson_rows: Vec<Option<(u32, u32)>>,
+    lesson_rows_generation: u64,
 }
 
 /// An entry's term sets with the texts they were built from, so an entry
@@ -164,12 +172,14 @@ impl Ledger {
 
     /// Active lessons' texts (triggers and actions) the vector cache does
     /// not hold yet, each once.
-    pub fn texts_to_embed(&self) -> Vec<String> {
+    pub fn texts_to_embed(&mut self) -> Vec<String> {
+        self.refresh_lesson_rows();
         let mut seen = std::collections::HashSet::new();
         self.entries
             .iter()
-            .filter(|e| e.status == Status::Active)
-            .flat_map(|e| [e.when.as_str(), e.prefer.as_str()])
+            .zip(&self.lesson_rows)
+            .filter(|(e, rows)| e.status == Status::Active && rows.is_none())
+            .flat_map(|(e, _)| [e.when.as_str(), e.prefer.as_str()])
             .filter(|t| self.vectors.get(t).is_none() && seen.insert(*t))
             .map(str::to_string)
             .collect()
@@ -196,6 +206,23 @@ impl Ledger {
             self.vectors.retain(|t| live.contains(t));
         }
         Ok(())
+    }
+
+    /// Brings `lesson_rows` up to date for the active entries.
+    fn refresh_lesson_rows(&mut self) {
+        if self.lesson_rows_generation != self.vectors.generation() {
+            self.lesson_rows.clear();
+            self.lesson_rows_generation = self.vectors.generation();
+        }
+        self.lesson_rows.resize(self.entries.len(), None);
+        for (e, rows) in self.entries.iter().zip(self.lesson_rows.iter_mut()) {
+            if rows.is_none() && e.status == Status::Active {
+                *rows = self
+                    .vectors
+                    .row_of(&e.when)
+                    .zip(self.vectors.row_of(&e.prefer));
+            }
+        }
     }
 
     /// The judge's vectors held for lesson texts.
@@ -231,20 +258,77 @@ impl Ledger {
     /// store), keeping recall's index right if its text changed.
     pub fn replace_entry(&mut self, i: usize, e: Entry) {
         self.entries[i] = e;
+        if let Some(rows) = self.lesson_rows.get_mut(i) {
+            *rows = None;
+        }
         self.recall_index
             .refresh(i, &self.entries[i], &mut self.vocabulary);
+    }
+
+    /// Recall by meaning, from the context's vector `query` (stored
+    /// bytes, [`super::meaning::quantise`]) and the judge's calibrated
+    /// cosines: every active lesson's situation is compared with the
+    /// context, one cosine each from the vectors kept in the engine; a
+    /// lesson under `unrelated_below` never fires (an unrelated task
+    /// recalls nothing, as lexical recall needs a shared content word);
+    /// the rest are ranked as [`Self::recall_by_meaning`] ranks them, two
+    /// lessons counting as one when their situations and actions are both
+    /// at `related_above` or nearer and their actions agree in polarity
+    /// (what sleep would merge or fold under one parent). None when an
+    /// active lesson has no vector yet or none is active: recall then
+    /// goes the lexical way.
+    pub fn recall_near(
+        &mut self,
+        query: &[i8],
+        related_above: f64,
+        unrelated_below: f64,
+        k: usize,
+        now: f64,
+    ) -> Option<(Vec<usize>, Vec<Event>)> {
+        self.refresh_lesson_rows();
+        let (mut any, mut candidates, mut relevance) = (false, vec![], vec![]);
+        for (i, e) in self.entries.iter().enumerate() {
+            if e.status != Status::Active {
+                continue;
+            }
+            any = true;
+            let (trigger, _) = self.lesson_rows[i]?;
+            let r = f64::from(dot(query, self.vectors.row(trigger)));
+            // only the lessons that may fire are ranked and read for
+            // duplicates
+            if r >= unrelated_below {
+                candidates.push(i);
+                relevance.push(r);
+            }
+        }
+        if !any {
+            return None;
+        }
+        let (vectors, entries, rows) = (&self.vectors, &self.entries, &self.lesson_rows);
+        let duplicate = |a: usize, b: usize| {
+            let (a, b) = (candidates[a], candidates[b]);
+            let (Some(x), Some(y)) = (rows[a], rows[b]) else {
+                return false;
+            };
+            let near =
+                |s: u32, t: u32| f64::from(dot(vectors.row(s), vectors.row(t))) >= related_above;
+            crate::text::negated(&entries[a].prefer) == crate::text::negated(&entries[b].prefer)
+                && near(x.0, y.0)
+                && near(x.1, y.1)
+        };
+        let scored =
+            self.rank_by_meaning(&candidates, &relevance, unrelated_below, duplicate, k, now);
+        Some(self.fire(scored, now))
     }
 
     /// Recall by meaning: `candidates` are active entries' positions,
     /// `relevance[c]` how close candidate `c`'s situation is to the
     /// context (a cosine, negatives count as 0), `floor` the relevance a
-    /// candidate needs to fire at all (the judge's calibrated "about the
-    /// same thing" cosine: an unrelated task recalls nothing, as lexical
-    /// recall needs a shared content word), and `duplicate(c, d)`
-    /// whether two candidates say the same thing. Scores are relevance
-    /// times effective confidence; the best are taken in order, skipping
-    /// any that duplicates one ranked above it (taken or itself skipped),
-    /// so recall never spends two of its `k` places on one lesson.
+    /// candidate needs to fire at all, and `duplicate(c, d)` whether two
+    /// candidates say the same thing. Scores are relevance times
+    /// effective confidence; the best are taken in order, skipping any
+    /// that duplicates one ranked above it (taken or itself skipped), so
+    /// recall never spends two of its `k` places on one lesson.
     pub fn recall_by_meaning(
         &mut self,
         candidates: &[usize],
@@ -254,6 +338,20 @@ impl Ledger {
         k: usize,
         now: f64,
     ) -> (Vec<usize>, Vec<Event>) {
+        let scored = self.rank_by_meaning(candidates, relevance, floor, duplicate, k, now);
+        self.fire(scored, now)
+    }
+
+    /// [`Self::recall_by_meaning`]'s (position, score), nothing fired.
+    fn rank_by_meaning(
+        &self,
+        candidates: &[usize],
+        relevance: &[f64],
+        floor: f64,
+        duplicate: impl Fn(usize, usize) -> bool,
+        k: usize,
+        now: f64,
+    ) -> Vec<(usize, f64)> {
         let mut order: Vec<(usize, f64)> = candidates
             .iter()
             .zip(relevance)
@@ -262,25 +360,29 @@ impl Ledger {
             .map(|(c, (i, r))| (c, r.max(0.0) * self.entries[*i].effective(now)))
             .filter(|(_, s)| *s > 0.0)
             .collect();
-        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        // best first, ordered a slice at a time (the next best 64, then
+        // 128, ...): the top k are usually in the first slice, and sorting
+        // every lesson over the floor cost more than the cosines
         let mut taken: Vec<(usize, f64)> = Vec::new();
         // duplicates chain: a lesson that repeats one already passed over
         // repeats the one taken before it
         let mut seen: Vec<usize> = Vec::new();
-        for (c, score) in order {
+        let best_first =
+            |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        visit_in_order(&mut order, best_first, |(c, score)| {
             if taken.len() == k {
-                break;
+                return false;
             }
             if !seen.iter().any(|&t| duplicate(t, c)) {
                 taken.push((c, score));
             }
             seen.push(c);
-        }
-        let scored = taken
+            true
+        });
+        taken
             .into_iter()
             .map(|(c, score)| (candidates[c], score))
-            .collect();
-        self.fire(scored, now)
+            .collect()
     }
 
     /// Marks the recalled entries as fired, best first.
@@ -903,6 +1005,64 @@ mod tests {
         let (hits, _) =
             l.recall_by_meaning(&[0, 1, 2], &[0.3, 0.46, 0.2], 0.45, |_, _| false, 3, NOW);
         assert_eq!(hits, vec![1]);
+    }
+
+    #[test]
+    fn recall_near_ranks_by_kept_vectors_and_skips_duplicates() {
+        let mut l = ledger_with(&[
+            ("a", "target model is Claude", "use XML tags"),
+            ("b", "Anthropic model as target", "structure with XML tags"),
+            ("c", "deploying a database", "take a backup first"),
+            ("d", "prompt for Claude models", "do not use XML tags"),
+        ]);
+        let cuts = Cuts {
+            trigger: 0.5,
+            lesson: 0.5,
+            action: 0.5,
+        };
+        // the context leans on axis 0; a, b and d are about it, c is not;
+        // a and b say the same thing, d the opposite (negated)
+        let texts: Vec<String> = [
+            "target model is Claude",
+            "Anthropic model as target",
+            "deploying a database",
+            "prompt for Claude models",
+            "use XML tags",
+            "structure with XML tags",
+            "take a backup first",
+            "do not use XML tags",
+        ]
+        .map(String::from)
+        .to_vec();
+        let v = |x: f32, y: f32| {
+            let n = (x * x + y * y).sqrt();
+            vec![x / n, y / n]
+        };
+        let vectors = vec![
+            v(1.0, 0.1),
+            v(1.0, 0.2),
+            v(0.0, 1.0),
+            v(1.0, 0.5),
+            v(0.3, 1.0),
+            v(0.35, 1.0),
+            v(1.0, -1.0),
+            v(0.3, 1.0),
+        ];
+        let query = crate::ledger::meaning::quantise(&v(1.0, 0.0));
+        // no vectors yet: the lexical way
+        assert!(l.recall_near(&query, 0.8, 0.3, 5, NOW).is_none());
+        l.learn_vectors(&texts, &vectors, cuts).unwrap();
+        let (hits, events) = l.recall_near(&query, 0.8, 0.3, 5, NOW).unwrap();
+        // equal confidences: a (0.995) first, b its duplicate, then d
+        // (0.89; its action is negated, so no duplicate); c under the floor
+        assert_eq!(hits, vec![0, 3]);
+        assert_eq!(events.len(), 2);
+        assert_eq!(l.entries[1].hit_count, 0, "a duplicate does not fire");
+        assert_eq!(l.entries[2].hit_count, 0, "an unrelated lesson never fires");
+        for e in &mut l.entries {
+            e.status = Status::Retired;
+        }
+        assert!(l.recall_near(&query, 0.8, 0.3, 5, NOW).is_none());
     }
 
     #[test]

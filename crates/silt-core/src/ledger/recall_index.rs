@@ -21,6 +21,7 @@
 
 use std::collections::HashMap;
 
+use super::best_first::visit_in_order;
 use super::entry::{Entry, Status};
 use super::similarity::{TermSets, Vocabulary};
 
@@ -170,14 +171,18 @@ impl RecallIndex {
             );
             bounded.push((most * effective, p, effective));
         }
-        // best bound first; score in that order until no bound left can
-        // reach the k-th best score (a bound equal to it could tie and win
-        // on position, so only a lower one stops)
-        bounded.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        // best bound first (a slice at a time: the scoring usually stops
+        // early, and sorting every holder cost as much as the rest of a
+        // recall where most lessons hold a context word); score in that
+        // order until no bound left can reach the k-th best score (a
+        // bound equal to it could tie and win on position, so only a
+        // lower one stops)
+        let order =
+            |a: &(f64, u32, f64), b: &(f64, u32, f64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
         let mut best: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
-        for &(bound, p, effective) in &bounded {
+        visit_in_order(&mut bounded, order, |(bound, p, effective)| {
             if best.len() == k && bound < best[k - 1].1 {
-                break;
+                return false;
             }
             let i = p as usize;
             debug_assert!(
@@ -185,15 +190,15 @@ impl RecallIndex {
                 "entry {i} changed text unindexed"
             );
             let s = query.similarity(&self.indexed[i].sets) * effective;
-            if s <= 0.0 {
-                continue;
+            if s > 0.0 {
+                let at = best.partition_point(|&(j, t)| t > s || (t == s && j < i));
+                if at < k {
+                    best.insert(at, (i, s));
+                    best.truncate(k);
+                }
             }
-            let at = best.partition_point(|&(j, t)| t > s || (t == s && j < i));
-            if at < k {
-                best.insert(at, (i, s));
-                best.truncate(k);
-            }
-        }
+            true
+        });
         best
     }
 
