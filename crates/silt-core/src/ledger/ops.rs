@@ -305,16 +305,22 @@ impl Ledger {
             return None;
         }
         let (vectors, entries, rows) = (&self.vectors, &self.entries, &self.lesson_rows);
+        // an action's polarity is read from its words, once per candidate
+        // and only for those a duplicate check reaches (templated lessons
+        // make many checks)
+        let negated: std::cell::RefCell<Vec<Option<bool>>> =
+            std::cell::RefCell::new(vec![None; candidates.len()]);
+        let polarity = |c: usize| {
+            *negated.borrow_mut()[c]
+                .get_or_insert_with(|| crate::text::negated(&entries[candidates[c]].prefer))
+        };
         let duplicate = |a: usize, b: usize| {
-            let (a, b) = (candidates[a], candidates[b]);
-            let (Some(x), Some(y)) = (rows[a], rows[b]) else {
+            let (Some(x), Some(y)) = (rows[candidates[a]], rows[candidates[b]]) else {
                 return false;
             };
             let near =
                 |s: u32, t: u32| f64::from(dot(vectors.row(s), vectors.row(t))) >= related_above;
-            crate::text::negated(&entries[a].prefer) == crate::text::negated(&entries[b].prefer)
-                && near(x.0, y.0)
-                && near(x.1, y.1)
+            near(x.0, y.0) && near(x.1, y.1) && polarity(a) == polarity(b)
         };
         let scored =
             self.rank_by_meaning(&candidates, &relevance, unrelated_below, duplicate, k, now);
