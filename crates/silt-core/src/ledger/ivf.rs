@@ -68,6 +68,17 @@ impl Ivf {
     /// The index of the rows `live` lets through.
     pub fn build(rows: &Rows, live: &[bool]) -> Ivf {
         let ids: Vec<usize> = (0..rows.len()).filter(|&i| live[i]).collect();
+        if ids.is_empty() {
+            // nothing to pair (every row zero): no lists, no probes
+            return Ivf {
+                packed: Rows::new(rows.dim),
+                sketches: vec![],
+                ids: vec![],
+                list_of: vec![],
+                probes: vec![],
+                starts: vec![0],
+            };
+        }
         let sketches = Sketches::of(rows.dim, ids.iter().map(|&i| rows.row(i)));
         let lists = ((ids.len() as f64).sqrt() * LISTS_PER_ROOT)
             .round()

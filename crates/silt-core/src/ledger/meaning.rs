@@ -588,6 +588,16 @@ pub(crate) mod tests {
         let pairs = near_pairs(&rows, -1.0, usize::MAX);
         assert!(pairs.iter().all(|&(i, j, _)| i < 6 && j < 6));
         assert_eq!(count_near(&rows, &[0; 8], -1.0, |_| true), 0);
+        // past the exact size too: the index of nothing pairs nothing
+        let mut zeros = Rows::new(8);
+        for _ in 0..EXACT_UP_TO + 10 {
+            zeros.push(&[0.0; 8]);
+        }
+        assert!(near_pairs(&zeros, -1.0, 16).is_empty());
+        let mut few = zeros.clone();
+        few.push(&normalised(vec![1.0; 8]));
+        few.push(&normalised(vec![1.0; 8]));
+        assert_eq!(near_pairs(&few, 0.5, 16).len(), 1);
     }
 
     #[test]
