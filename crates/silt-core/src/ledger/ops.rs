@@ -271,7 +271,7 @@ impl Ledger {
     /// context, one cosine each from the vectors kept in the engine; a
     /// lesson under `unrelated_below` never fires (an unrelated task
     /// recalls nothing, as lexical recall needs a shared content word);
-    /// the rest are ranked as [`Self::recall_by_meaning`] ranks them, two
+    /// the rest are ranked by [`Self::rank_by_meaning`], two
     /// lessons counting as one when their situations and actions are both
     /// at `related_above` or nearer and their actions agree in polarity
     /// (what sleep would merge or fold under one parent). None when an
@@ -327,28 +327,15 @@ impl Ledger {
         Some(self.fire(scored, now))
     }
 
-    /// Recall by meaning: `candidates` are active entries' positions,
-    /// `relevance[c]` how close candidate `c`'s situation is to the
-    /// context (a cosine, negatives count as 0), `floor` the relevance a
-    /// candidate needs to fire at all, and `duplicate(c, d)` whether two
-    /// candidates say the same thing. Scores are relevance times
-    /// effective confidence; the best are taken in order, skipping any
-    /// that duplicates one ranked above it (taken or itself skipped), so
-    /// recall never spends two of its `k` places on one lesson.
-    pub fn recall_by_meaning(
-        &mut self,
-        candidates: &[usize],
-        relevance: &[f64],
-        floor: f64,
-        duplicate: impl Fn(usize, usize) -> bool,
-        k: usize,
-        now: f64,
-    ) -> (Vec<usize>, Vec<Event>) {
-        let scored = self.rank_by_meaning(candidates, relevance, floor, duplicate, k, now);
-        self.fire(scored, now)
-    }
-
-    /// [`Self::recall_by_meaning`]'s (position, score), nothing fired.
+    /// The ranking of recall by meaning: `candidates` are active entries'
+    /// positions, `relevance[c]` how close candidate `c`'s situation is
+    /// to the context (a cosine, negatives count as 0), `floor` the
+    /// relevance a candidate needs to fire at all, and `duplicate(c, d)`
+    /// whether two candidates say the same thing. Scores are relevance
+    /// times effective confidence; the best are taken in order, skipping
+    /// any that duplicates one ranked above it (taken or itself skipped),
+    /// so recall never spends two of its `k` places on one lesson. Gives
+    /// (position, score), nothing fired.
     fn rank_by_meaning(
         &self,
         candidates: &[usize],
@@ -981,6 +968,20 @@ mod tests {
         }
     }
 
+    /// Ranks by meaning, then fires, as `recall_near` does.
+    fn rank_and_fire(
+        l: &mut Ledger,
+        candidates: &[usize],
+        relevance: &[f64],
+        floor: f64,
+        duplicate: impl Fn(usize, usize) -> bool,
+        k: usize,
+        now: f64,
+    ) -> (Vec<usize>, Vec<Event>) {
+        let scored = l.rank_by_meaning(candidates, relevance, floor, duplicate, k, now);
+        l.fire(scored, now)
+    }
+
     #[test]
     fn recall_by_meaning_skips_duplicates_and_inactive_lessons() {
         let mut l = ledger_with(&[
@@ -994,22 +995,43 @@ mod tests {
         let relevance = [0.8, 0.9, 0.1, 0.95];
         let dup = |x: usize, y: usize| matches!((x.min(y), x.max(y)), (0, 1));
         let (hits, events) =
-            l.recall_by_meaning(&[0, 1, 2, 3], &relevance, 0.0, dup, 5, NOW + 10.0);
+            rank_and_fire(&mut l, &[0, 1, 2, 3], &relevance, 0.0, dup, 5, NOW + 10.0);
         // effective confidences are equal, so b (0.9) comes first and a is
         // its duplicate; c still fits
         assert_eq!(hits, vec![1, 2]);
         assert_eq!(events.len(), 2);
         assert_eq!(l.entries[0].hit_count, 0, "a duplicate does not fire");
         assert_eq!(l.entries[3].hit_count, 0, "retired lessons never fire");
-        let (hits, _) =
-            l.recall_by_meaning(&[0, 1, 2], &[0.8, 0.9, -0.3], 0.0, |_, _| false, 1, NOW);
+        let (hits, _) = rank_and_fire(
+            &mut l,
+            &[0, 1, 2],
+            &[0.8, 0.9, -0.3],
+            0.0,
+            |_, _| false,
+            1,
+            NOW,
+        );
         assert_eq!(hits, vec![1], "k caps the answer");
         // below the floor (the judge's "about the same thing" cut) nothing fires
-        let (hits, events) =
-            l.recall_by_meaning(&[0, 1, 2], &[0.3, 0.44, 0.2], 0.45, |_, _| false, 3, NOW);
+        let (hits, events) = rank_and_fire(
+            &mut l,
+            &[0, 1, 2],
+            &[0.3, 0.44, 0.2],
+            0.45,
+            |_, _| false,
+            3,
+            NOW,
+        );
         assert!(hits.is_empty() && events.is_empty(), "{hits:?}");
-        let (hits, _) =
-            l.recall_by_meaning(&[0, 1, 2], &[0.3, 0.46, 0.2], 0.45, |_, _| false, 3, NOW);
+        let (hits, _) = rank_and_fire(
+            &mut l,
+            &[0, 1, 2],
+            &[0.3, 0.46, 0.2],
+            0.45,
+            |_, _| false,
+            3,
+            NOW,
+        );
         assert_eq!(hits, vec![1]);
     }
 
@@ -1065,6 +1087,20 @@ mod tests {
         assert_eq!(events.len(), 2);
         assert_eq!(l.entries[1].hit_count, 0, "a duplicate does not fire");
         assert_eq!(l.entries[2].hit_count, 0, "an unrelated lesson never fires");
+        // a lesson given a new text (a sync) is read anew: its kept rows
+        // are dropped, so its new texts are asked for and used
+        let mut e = l.entries[2].clone();
+        e.when = "writing a prompt for Claude".into();
+        l.replace_entry(2, e);
+        assert_eq!(l.texts_to_embed(), vec!["writing a prompt for Claude"]);
+        l.learn_vectors(
+            &["writing a prompt for Claude".into()],
+            &[v(1.0, 0.0)],
+            cuts,
+        )
+        .unwrap();
+        let (hits, _) = l.recall_near(&query, 0.8, 0.3, 5, NOW).unwrap();
+        assert_eq!(hits[0], 2, "{hits:?}");
         for e in &mut l.entries {
             e.status = Status::Retired;
         }
