@@ -1,4 +1,5 @@
-//! Builds the hostile test components (tests/hostile/*).
+//! Builds the test components: the hostile judges (tests/hostile/*) and
+//! plugins built against earlier contract versions (tests/compat/*).
 
 use std::path::Path;
 
@@ -12,15 +13,22 @@ const HOSTILE: &[&str] = &[
     "flood",
 ];
 
+/// Plugins built against the previous version of a contract.
+const COMPAT: &[&str] = &["compat-search-v0-1"];
+
 fn main() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workspace = here.parent().expect("tests/ sits in the workspace root");
-    let packages: Vec<String> = HOSTILE.iter().map(|h| format!("hostile-{h}")).collect();
+    let packages: Vec<String> = HOSTILE
+        .iter()
+        .map(|h| format!("hostile-{h}"))
+        .chain(COMPAT.iter().map(|c| c.to_string()))
+        .collect();
     let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
     let built = guest_build::build(
         workspace,
         &packages,
-        &["Cargo.toml", "wit", "tests/hostile"],
+        &["Cargo.toml", "wit", "tests/hostile", "tests/compat"],
     );
     for (package, path) in built {
         let var = format!(

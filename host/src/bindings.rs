@@ -1,4 +1,6 @@
-//! Host-side bindings generated from the WIT contracts in `wit/`.
+//! Host-side bindings generated from the WIT contracts in `wit/`. Every
+//! generated type is `Serialize`, so what a plugin returns can be measured
+//! against its output cap ([`crate::runtime::failure::output_bytes`]).
 
 /// A judge plugin: the component exports `silt:judge/judge`.
 pub mod judge {
@@ -7,6 +9,7 @@ pub mod judge {
         world: "silt:judge/judge-plugin",
         imports: { default: async },
         exports: { default: async },
+        additional_derives: [serde::Serialize],
     });
 }
 
@@ -17,6 +20,7 @@ pub mod ask_engine {
         world: "silt:sieve/ask-engine",
         imports: { default: async | trappable },
         exports: { default: async },
+        additional_derives: [serde::Serialize],
         with: { "silt:judge/types": crate::bindings::judge::silt::judge::types },
     });
 }
@@ -29,6 +33,7 @@ pub mod verify_engine {
         world: "silt:sieve/verify-engine",
         imports: { default: async | trappable },
         exports: { default: async },
+        additional_derives: [serde::Serialize],
         with: {
             "silt:judge/types": crate::bindings::judge::silt::judge::types,
             "silt:judge/judge": crate::bindings::ask_engine::silt::judge::judge,
@@ -47,6 +52,7 @@ pub mod lesson_judge {
         world: "silt:judge/lesson-judge-plugin",
         imports: { default: async },
         exports: { default: async },
+        additional_derives: [serde::Serialize],
         with: { "silt:judge/types": crate::bindings::judge::silt::judge::types },
     });
 }
@@ -58,6 +64,7 @@ pub mod embedding_judge {
         world: "silt:embed/embedding-judge-plugin",
         imports: { default: async },
         exports: { default: async },
+        additional_derives: [serde::Serialize],
         with: { "silt:judge/types": crate::bindings::judge::silt::judge::types },
     });
 }
@@ -70,6 +77,7 @@ pub mod ledger_engine {
         world: "silt:ledger/ledger-engine",
         imports: { default: async | trappable },
         exports: { default: async },
+        additional_derives: [serde::Serialize],
         with: {
             "silt:judge/types": crate::bindings::judge::silt::judge::types,
             "silt:host/log": crate::bindings::ask_engine::silt::host::log,
@@ -85,6 +93,20 @@ pub mod search_backend {
         world: "silt:search/search-backend-plugin",
         imports: { default: async },
         exports: { default: async },
+        additional_derives: [serde::Serialize],
+    });
+}
+
+/// A web search backend built against `silt:search@0.1.0`, the contract
+/// as first released (`wit/compat/search-0.1.0`): still loaded, its
+/// results converted to the current types ([`crate::runtime::search`]).
+pub mod search_backend_v0_1 {
+    wasmtime::component::bindgen!({
+        path: "../wit/compat/search-0.1.0",
+        world: "silt:search/search-backend-plugin",
+        imports: { default: async },
+        exports: { default: async },
+        additional_derives: [serde::Serialize],
     });
 }
 
@@ -97,6 +119,7 @@ pub mod cli_search_backend {
         world: "silt:search/cli-search-backend-plugin",
         imports: { default: async },
         exports: { default: async },
+        additional_derives: [serde::Serialize],
         with: { "silt:search/types": crate::bindings::search_backend::silt::search::types },
     });
 }

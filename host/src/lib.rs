@@ -1,6 +1,7 @@
 //! silt's native host: the wasmtime runtime that sandboxes engines and
 //! judges, the plugin registry, the MCP server and the CLI.
 
+pub mod addresses;
 pub mod app;
 pub mod beneath;
 pub mod bindings;

@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+/// The folder name of grep's cache inside a repository; never walked.
+pub const CACHE_DIR: &str = ".silt-cache";
+
 /// Bytes looked at for a NUL to call a file binary.
 pub const BINARY_PROBE: usize = 8192;
 

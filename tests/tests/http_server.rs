@@ -255,7 +255,12 @@ async fn a_hung_plugin_does_not_stall_other_callers() {
         "read = []\nhttp = []\nenv = []",
         "memory_mib = 64\ncpu_ms = 20000\nwall_ms = 30000\noutput_kib = 64",
     );
-    let served = serve_http(home.path(), LEXICAL, &[]).await;
+    let served = serve_http(
+        home.path(),
+        LEXICAL,
+        &[("SILT_LOG", "silt::runtime::capability::judge_calls=debug")],
+    )
+    .await;
     let (hung_url, token) = (served.url.clone(), served.token.clone());
     let hung = tokio::spawn(async move {
         let client = connect(&hung_url, &token).await;
@@ -267,8 +272,16 @@ async fn a_hung_plugin_does_not_stall_other_callers() {
         .await;
         (r.is_error, text_of(&r))
     });
-    // give the spinning call a head start
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // the spinning call has reached its judge before the others start
+    let log = served.log.clone();
+    let reached = tokio::time::timeout(Duration::from_secs(60), async move {
+        while !log.lock().unwrap().contains("asking judge 'spin'") {
+            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(reached.is_ok(), "{}", served.log.lock().unwrap());
     let client = served.client().await;
     for _ in 0..8 {
         let asked = json_of(
@@ -573,7 +586,7 @@ fn verify_args(url: &str) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_lets_the_calls_in_flight_finish() {
     let home = tempfile::tempdir().unwrap();
-    let (url, _) = slow_source(Duration::from_secs(3)).await;
+    let (url, fetches) = slow_source(Duration::from_secs(3)).await;
     let mut served = serve_http(
         home.path(),
         LEXICAL,
@@ -583,7 +596,14 @@ async fn sigterm_lets_the_calls_in_flight_finish() {
     let client = served.client().await;
     let args = verify_args(&url);
     let in_flight = tokio::spawn(async move { call(&client, "sieve_verify", args).await });
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // in flight: its fetch has reached the source, which holds it 3 s
+    let reached = tokio::time::timeout(Duration::from_secs(60), async {
+        while fetches[0].load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(reached.is_ok(), "the verify call never fetched its source");
     let pid = served.child.id().unwrap();
     assert!(
         std::process::Command::new("kill")

@@ -33,12 +33,16 @@ async fn components_compile_once_then_load_from_the_cache() {
         panic!("unset SILT_CACHE_DIR to run this test: it overrides the cache folder under test");
     }
     let cache = tempfile::tempdir().unwrap();
+    // by plugin name: the order plugins load in is not the point
     let outcome = |app: &App| {
-        app.runtime
+        let mut loads = app
+            .runtime
             .load_reports()
             .iter()
             .map(|r| (r.plugin.clone(), r.cache))
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>();
+        loads.sort_by(|a, b| a.0.cmp(&b.0));
+        loads
     };
 
     let first = cached_app(cache.path());
@@ -48,8 +52,8 @@ async fn components_compile_once_then_load_from_the_cache() {
     assert_eq!(
         outcome(&first),
         [
-            ("lexical".into(), CacheOutcome::Miss),
-            ("ask".into(), CacheOutcome::Miss)
+            ("ask".into(), CacheOutcome::Miss),
+            ("lexical".into(), CacheOutcome::Miss)
         ]
     );
 
@@ -60,8 +64,8 @@ async fn components_compile_once_then_load_from_the_cache() {
     assert_eq!(
         outcome(&second),
         [
-            ("lexical".into(), CacheOutcome::Hit),
-            ("ask".into(), CacheOutcome::Hit)
+            ("ask".into(), CacheOutcome::Hit),
+            ("lexical".into(), CacheOutcome::Hit)
         ]
     );
 
@@ -82,8 +86,8 @@ async fn components_compile_once_then_load_from_the_cache() {
     assert_eq!(
         outcome(&third),
         [
-            ("lexical".into(), CacheOutcome::Miss),
-            ("ask".into(), CacheOutcome::Miss)
+            ("ask".into(), CacheOutcome::Miss),
+            ("lexical".into(), CacheOutcome::Miss)
         ]
     );
 }
@@ -140,7 +144,7 @@ async fn a_judge_without_relate_serves_all_but_the_sleep_pass() {
     let now = 1_750_000_000.0;
     let demo: Vec<_> = silt_core::ledger::demo::entries(now)
         .iter()
-        .map(silt::tools::sediment::entry_to_wit)
+        .map(silt::ledger::values::entry_to_wit)
         .collect();
     ledger.sync(&demo).await.unwrap();
     // the agent-as-judge path needs no relate
@@ -173,7 +177,7 @@ async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap()
                 1,
                 now,
             );
-            silt::tools::sediment::entry_to_wit(&e)
+            silt::ledger::values::entry_to_wit(&e)
         })
         .collect();
     ledger.sync(&entries).await.unwrap();

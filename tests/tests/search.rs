@@ -501,3 +501,54 @@ async fn the_search_chain_falls_back_in_order_and_preflight_checks_every_route()
     .await;
     assert_eq!(after["cache"], "hit", "{after:#}");
 }
+
+/// A backend built against `silt:search@0.1.0` (tests/compat) still loads
+/// and answers: its results reach `sieve_search` through the 0.1.0
+/// bindings, converted to the current contract.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backend_built_against_the_previous_contract_still_answers() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("plugins").join("old-search");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        env!("SILT_TEST_WASM_COMPAT_SEARCH_V0_1"),
+        dir.join("old-search.wasm"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("plugin.toml"),
+        "[plugin]\nname = \"old-search\"\nkind = \"search\"\ndescription = \"a silt:search@0.1.0 backend\"\n",
+    )
+    .unwrap();
+    let client = serve(
+        home.path(),
+        home.path(),
+        &[("SILT_SEARCH_BACKEND", "old-search")],
+    )
+    .await;
+    let r = call(
+        &client,
+        "sieve_search",
+        json!({"query": "sourdough starter"}),
+    )
+    .await;
+    let out = json_of(&r);
+    assert_eq!(out["backend"], "old-search", "{out:#}");
+    let mut urls: Vec<&str> = out["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["url"].as_str().unwrap())
+        .collect();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(
+        urls,
+        ["https://old.example/1", "https://old.example/2"],
+        "{out:#}"
+    );
+    assert_eq!(
+        out["backend_calls"][0]["usage"]["stopped"], "single",
+        "{out:#}"
+    );
+}

@@ -13,7 +13,8 @@ use silt_e2e::search_chain;
 /// One fake CLI for both names: records what it was given under
 /// `$FAKE_RECORD/<name>.<pid>.*`, then prints `$FAKE_<NAME>_STREAM` and
 /// exits `$FAKE_<NAME>_EXIT`; `$FAKE_<NAME>_SLEEP` makes it hang with a
-/// grandchild that would leave a mark if it outlived the kill.
+/// grandchild (its pid recorded in `$FAKE_RECORD/<name>.grandchild` before
+/// the CLI hangs) that would leave a mark if it outlived the kill.
 const FAKE: &str = r#"#!/bin/sh
 name=$(basename "$0")
 upper=$(echo "$name" | tr a-z A-Z)
@@ -24,7 +25,9 @@ pwd > "$rec.cwd"
 cat > "$rec.stdin"
 eval sleep_for=\$FAKE_${upper}_SLEEP
 if [ -n "$sleep_for" ]; then
-  (sleep 2; touch "$FAKE_RECORD/$name.survived") &
+  sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; sleep 2; touch "$2"' grandchild \
+    "$FAKE_RECORD/$name.grandchild" "$FAKE_RECORD/$name.survived" &
+  while [ ! -e "$FAKE_RECORD/$name.grandchild" ]; do :; done
   sleep "$sleep_for"
 fi
 eval stream=\$FAKE_${upper}_STREAM
@@ -349,7 +352,19 @@ async fn a_missing_slow_or_failing_cli_is_a_clear_error() {
     .await;
     assert!(text.contains("timed out after 1 s"), "{text}");
     assert!(started.elapsed().as_secs() < 20);
-    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    // the grandchild had started (its pid is on record) and died with the
+    // CLI: gone, or a zombie waiting for its reaper
+    let pid = std::fs::read_to_string(fakes.record().join("claude.grandchild"))
+        .expect("the hung CLI started its grandchild")
+        .trim()
+        .to_string();
+    let dead = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while !process_gone(&pid) {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(dead.is_ok(), "the CLI's grandchild {pid} outlived the kill");
     assert!(
         !fakes.record().join("claude.survived").exists(),
         "the CLI's own children die with it"
@@ -477,4 +492,15 @@ async fn the_chain_degrades_after_a_hosted_route_and_never_trusts_a_transcript()
     assert_eq!(pre["routes"]["codex"]["ok"], false, "{pre:#}");
     assert_eq!(pre["routes"]["codex"]["transcribed"], true);
     assert_eq!(pre["routes"]["claude"]["ok"], true);
+}
+
+/// Whether process `pid` has ended: no longer listed, or a zombie.
+fn process_gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // the state follows the command name, which is in parentheses
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+    }
 }

@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use silt::bindings::ledger_engine::silt::ledger::types::{Entry, Feedback};
+use silt::ledger::values::{entry_from_wit, entry_to_wit, event_from_wit};
 use silt::runtime::ledger::default_params;
-use silt::tools::sediment::{entry_from_wit, entry_to_wit, event_from_wit};
 use silt_e2e::silt_binary;
 
 const NOW: f64 = 1_764_000_000.0;

@@ -7,11 +7,11 @@ wit_bindgen::generate!({
     with: {
         "silt:judge/types@0.1.0": silt_guest::types,
         "silt:judge/judge@0.1.0": generate,
-        "silt:host/log@0.1.0": generate,
-        "silt:host/clock@0.1.0": generate,
-        "silt:host/files@0.1.0": generate,
-        "silt:sieve/types@0.2.0": generate,
-        "silt:sieve/progress@0.2.0": generate,
+        "silt:host/log@0.2.0": generate,
+        "silt:host/clock@0.2.0": generate,
+        "silt:host/files@0.2.0": generate,
+        "silt:sieve/types@0.3.0": generate,
+        "silt:sieve/progress@0.3.0": generate,
     },
 });
 
@@ -185,6 +185,7 @@ impl exports::silt::sieve::grep::Guest for Engine {
             threshold: request.threshold,
             budget_usd: request.budget_usd,
             judge_weight: request.judge_weight,
+            engine_ranks: request.engine_ranks,
         };
         let out = core_grep::run(&mut ImportedJudge, &mut ImportedRepository, &request)
             .map_err(error_out)?;

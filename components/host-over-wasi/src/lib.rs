@@ -6,7 +6,7 @@ wit_bindgen::generate!({
     // the host's grants, and no vectors: an engine that asks for them (the
     // ledger's recall) falls back to its lexical path
     inline: "package silt:standalone; world host-over-wasi {
-        include silt:host/host-over-wasi@0.1.0;
+        include silt:host/host-over-wasi@0.2.0;
         export silt:embed/embed@0.2.0;
     }",
     path: ["../../wit/judge", "../../wit/host", "../../wit/embed"],

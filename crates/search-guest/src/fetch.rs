@@ -86,10 +86,8 @@ impl Fetch for WasiFetch {
         let stream = body
             .stream()
             .map_err(|_| FetchError::Connect("no body stream".into()))?;
-        let bytes = silt_guest::body::read_all(&stream, MAX_BODY).map_err(|e| match e {
-            silt_guest::body::BodyError::Failed(why) if why.contains("imeout") => {
-                FetchError::Timeout
-            }
+        let bytes = silt_guest::body::read_all(&stream, MAX_BODY, ns).map_err(|e| match e {
+            silt_guest::body::BodyError::TimedOut => FetchError::Timeout,
             other => FetchError::Connect(other.to_string()),
         })?;
         drop(stream);

@@ -9,7 +9,7 @@
 //! the parser in repo r3 before the release"), the ledger an agent
 //! capturing in a loop builds, where the full pair list is quadratic.
 //! `--strongest M` keeps each trigger's M most similar partners, as sleep
-//! does (`sleep::MAX_PARTNERS`), instead of every pair. Run it under
+//! does (`candidates::MAX_PARTNERS`), instead of every pair. Run it under
 //! `/usr/bin/time -v` for the peak memory.
 
 use std::time::Instant;

@@ -270,8 +270,10 @@ impl Judge for Remembering<'_> {
 }
 
 /// grep as it is: files mode, threshold 0, with `judge` reading at most
-/// `shortlist` units and weighing `weight` against the evidence.
+/// `shortlist` units and weighing `weight` against the evidence; or, with
+/// `engine_ranks` (the lexical judge), ranked by the engine alone.
 fn grep_now(
+    engine_ranks: bool,
     judge: &mut dyn Judge,
     folder: &mut Folder,
     question: &str,
@@ -289,6 +291,7 @@ fn grep_now(
             threshold: 0.0,
             budget_usd: 0.5,
             judge_weight: None,
+            engine_ranks,
         },
         shortlist,
         weight,
@@ -392,6 +395,7 @@ fn main() {
         let before = timed(1, &mut || previews_alone(&mut folder, &case.question));
         let after = timed(2, &mut || {
             grep_now(
+                true,
                 &mut LexicalJudge,
                 &mut folder,
                 &case.question,
@@ -408,7 +412,15 @@ fn main() {
             };
             for (k, &w) in weights.iter().enumerate() {
                 scored.push(timed(3 + k, &mut || {
-                    grep_now(&mut judge, &mut folder, &case.question, depth, shortlist, w)
+                    grep_now(
+                        false,
+                        &mut judge,
+                        &mut folder,
+                        &case.question,
+                        depth,
+                        shortlist,
+                        w,
+                    )
                 }));
             }
             eprintln!("{}: {:.1} s", case.id, seconds[3]);

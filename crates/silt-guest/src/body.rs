@@ -1,6 +1,8 @@
 //! Reading a `wasi:http` reply body whole, up to a cap: what every
 //! component that talks HTTP does with a reply.
 
+use wasi::clocks::monotonic_clock;
+use wasi::http::types::{ErrorCode, http_error_code};
 use wasi::io::streams::{InputStream, StreamError};
 
 /// Why a body could not be read whole.
@@ -8,7 +10,10 @@ use wasi::io::streams::{InputStream, StreamError};
 pub enum BodyError {
     /// It is longer than the cap (bytes).
     TooLarge(usize),
-    /// The stream failed; the host's words.
+    /// The server sent nothing for as long as the request's between-bytes
+    /// limit allowed.
+    TimedOut,
+    /// The stream failed otherwise; the host's words.
     Failed(String),
 }
 
@@ -16,15 +21,24 @@ impl std::fmt::Display for BodyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             BodyError::TooLarge(cap) => write!(f, "the reply is over {} MB", cap >> 20),
+            BodyError::TimedOut => write!(f, "the reply stopped arriving (read timeout)"),
             BodyError::Failed(why) => write!(f, "reading the reply failed: {why}"),
         }
     }
 }
 
-/// Every byte of `stream` until it closes, at most `cap`.
-pub fn read_all(stream: &InputStream, cap: usize) -> Result<Vec<u8>, BodyError> {
+/// Every byte of `stream` until it closes, at most `cap`. `between_bytes_ns`
+/// is the limit the request set on the wait for each chunk: a read that
+/// fails after waiting that long is a timeout, known from the clock, not
+/// from how the host words its error.
+pub fn read_all(
+    stream: &InputStream,
+    cap: usize,
+    between_bytes_ns: u64,
+) -> Result<Vec<u8>, BodyError> {
     let mut bytes = Vec::new();
     loop {
+        let asked = monotonic_clock::now();
         match stream.blocking_read(64 * 1024) {
             Ok(chunk) => {
                 bytes.extend_from_slice(&chunk);
@@ -34,7 +48,16 @@ pub fn read_all(stream: &InputStream, cap: usize) -> Result<Vec<u8>, BodyError> 
             }
             Err(StreamError::Closed) => return Ok(bytes),
             Err(StreamError::LastOperationFailed(e)) => {
-                return Err(BodyError::Failed(e.to_debug_string()));
+                // the host's timer started at the last chunk, a moment
+                // before this read asked: a tenth of slack
+                let waited = monotonic_clock::now().saturating_sub(asked);
+                let timed_out = waited >= between_bytes_ns - between_bytes_ns / 10
+                    || matches!(http_error_code(&e), Some(ErrorCode::ConnectionReadTimeout));
+                return Err(if timed_out {
+                    BodyError::TimedOut
+                } else {
+                    BodyError::Failed(e.to_debug_string())
+                });
             }
         }
     }

@@ -5,8 +5,8 @@ use anyhow::Result;
 
 use crate::app::App;
 use crate::bindings::ledger_engine::silt::ledger::types::Entry;
+use crate::ledger::values::{entry_from_wit, entry_to_wit, event_from_wit, view};
 use crate::runtime::ledger::default_params;
-use crate::tools::sediment::{entry_from_wit, entry_to_wit, event_from_wit, view};
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::redirect;
 
-use crate::runtime::http_policy::is_internal;
+use crate::addresses::is_internal;
 
 /// The most bytes read of a source that is not a PDF.
 pub const MAX_BYTES: usize = 2 << 20;

@@ -4,4 +4,5 @@
 pub mod sediment_json;
 pub mod service;
 pub mod store;
+pub mod values;
 pub mod vectors;

@@ -13,10 +13,10 @@ use crate::bindings::ledger_engine::silt::ledger::types::{
     ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, Params,
     Redundancy, SleepReport,
 };
+use crate::ledger::values::{entry_from_wit, entry_to_wit, event_from_wit};
+use crate::runtime::capability::judge_calls::VectorKeeper;
 use crate::runtime::ledger::{LedgerSession, default_params};
-use crate::runtime::state::VectorKeeper;
 use crate::runtime::{CallError, Runtime};
-use crate::tools::sediment::{entry_from_wit, entry_to_wit, event_from_wit};
 
 /// What a sleep computed away from the lock starts from: the rows as of
 /// one store version.

@@ -220,7 +220,7 @@ pub fn save(conn: &Connection, pending: &Pending) -> rusqlite::Result<()> {
     Ok(())
 }
 
-impl crate::runtime::state::VectorKeeper for VectorStore {
+impl crate::runtime::capability::judge_calls::VectorKeeper for VectorStore {
     fn lookup(&self, model: &str, texts: &[String]) -> (Vec<Option<Vec<f32>>>, Option<[f64; 3]>) {
         let (found, c) = VectorStore::lookup(self, model, texts);
         (

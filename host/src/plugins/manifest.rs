@@ -177,6 +177,13 @@ pub struct JudgeSection {
     /// it false; a claim with one word changed is as similar as the true one.
     #[serde(default)]
     pub entailment: bool,
+    /// The judge scores a text by the words it shares with the question,
+    /// which grep's own ranking (BM25F over the whole repository) already
+    /// does better: grep then ranks in the engine and does not ask it.
+    /// Only a judge whose answer is that evidence should claim it (silt's
+    /// lexical judge); any other is asked as usual.
+    #[serde(default)]
+    pub engine_ranking: bool,
 }
 
 /// A whole manifest.

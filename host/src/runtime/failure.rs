@@ -2,7 +2,6 @@
 
 use wasmtime::Trap;
 
-use super::state::PluginState;
 use crate::plugins::manifest::Limits;
 
 /// A plugin call that was stopped or refused. The plugin's store is thrown
@@ -28,10 +27,18 @@ pub enum PluginFailure {
 }
 
 impl PluginFailure {
-    /// Classifies an error from a call into the plugin whose state is `state`.
-    pub fn classify(err: wasmtime::Error, state: &PluginState, limits: &Limits) -> Self {
-        let plugin = state.plugin.clone();
-        if state.memory.denied {
+    /// Classifies an error from a call into `plugin`, whose memory cap
+    /// refused a growth when `memory_denied`; `stderr_tail` is what the
+    /// guest last wrote.
+    pub fn classify(
+        err: wasmtime::Error,
+        plugin: &str,
+        memory_denied: bool,
+        stderr_tail: Option<String>,
+        limits: &Limits,
+    ) -> Self {
+        let plugin = plugin.to_string();
+        if memory_denied {
             return PluginFailure::MemoryLimit {
                 plugin,
                 mib: limits.memory_mib,
@@ -44,15 +51,22 @@ impl PluginFailure {
             };
         }
         let mut reason = err.root_cause().to_string();
-        if let Some(tail) = state.stderr_tail() {
+        if let Some(tail) = stderr_tail {
             reason = format!("{reason} ({tail})");
         }
         PluginFailure::Trapped { plugin, reason }
     }
 
-    /// Checks a result's size against the plugin's output cap.
-    pub fn check_output(plugin: &str, bytes: usize, limits: &Limits) -> Result<(), Self> {
-        let kib = (bytes as u64).div_ceil(1024);
+    /// Checks what a plugin returned against its output cap, measured as
+    /// the bytes of the value itself (strings, numbers at their width,
+    /// lengths as varints: postcard's encoding), the same way for every
+    /// kind of result.
+    pub fn check_output(
+        plugin: &str,
+        value: &impl serde::Serialize,
+        limits: &Limits,
+    ) -> Result<(), Self> {
+        let kib = (output_bytes(value) as u64).div_ceil(1024);
         if kib > limits.output_kib {
             return Err(PluginFailure::OutputTooLarge {
                 plugin: plugin.into(),
@@ -61,5 +75,35 @@ impl PluginFailure {
             });
         }
         Ok(())
+    }
+}
+
+/// The encoded size of `value`, counted without allocating.
+pub fn output_bytes(value: &impl serde::Serialize) -> usize {
+    // Serializing a value whose types all derive Serialize cannot fail;
+    // a result too odd to measure is measured as nothing rather than
+    // refused.
+    postcard::serialize_with_flavor(value, postcard::ser_flavors::Size::default()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_is_measured_by_what_it_holds() {
+        let strings = vec!["x".repeat(3000); 2];
+        assert!((6000..6020).contains(&output_bytes(&strings)));
+        let floats = vec![0.5f32; 1000];
+        assert!((4000..4010).contains(&output_bytes(&floats)));
+        let limits = Limits {
+            output_kib: 4,
+            ..Limits::default()
+        };
+        assert!(PluginFailure::check_output("p", &floats, &limits).is_ok());
+        assert!(matches!(
+            PluginFailure::check_output("p", &strings, &limits),
+            Err(PluginFailure::OutputTooLarge { kib: 6, .. })
+        ));
     }
 }

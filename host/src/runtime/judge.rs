@@ -6,8 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use wasmtime::{Engine, Store};
 
-use super::Sandbox;
+use super::capability::judge_calls::{BoundJudge, Pending};
 use super::failure::PluginFailure;
+use super::grants::Grants;
+use super::sandbox::Sandbox;
 use super::state::PluginState;
 use crate::bindings::embedding_judge::exports::silt::embed::embed::Embedding;
 use crate::bindings::embedding_judge::{EmbeddingJudgePlugin, EmbeddingJudgePluginPre};
@@ -24,7 +26,7 @@ use crate::plugins::manifest::Manifest;
 /// instance goes back to the pool only if the call did not trap or time out.
 /// Returns from the enclosing function.
 macro_rules! warm_call {
-    ($self:ident, $field:ident, $size:expr, |$handle:ident, $store:ident| $call:expr) => {{
+    ($self:ident, $field:ident, |$handle:ident, $store:ident| $call:expr) => {{
         let mut warm = $self
             .acquire()
             .await
@@ -45,17 +47,17 @@ macro_rules! warm_call {
             warm.$field = Some($handle);
             $self.release(warm);
         }
-        return $self.judged(finished, $size);
+        return $self.judged(finished);
     }};
 }
 
 /// One call on a fresh instance of `$pre` in a fresh store, under the
 /// plugin's limits.
 macro_rules! fresh_call {
-    ($self:ident, $pre:expr, $size:expr, |$plugin:ident, $store:ident| $call:expr) => {{
+    ($self:ident, $pre:expr, |$plugin:ident, $store:ident| $call:expr) => {{
         let sandbox = $self.sandbox();
         let mut store = sandbox
-            .store(None)
+            .store()
             .map_err(|f| JudgeError::Unavailable(f.to_string()))?;
         let outcome = tokio::time::timeout(sandbox.wall(), async {
             let $plugin = $pre.instantiate_async(&mut store).await?;
@@ -63,7 +65,7 @@ macro_rules! fresh_call {
             $call.await
         })
         .await;
-        $self.judged(sandbox.finish(&store, outcome), $size)
+        $self.judged(sandbox.finish(&store, outcome))
     }};
 }
 
@@ -71,6 +73,7 @@ macro_rules! fresh_call {
 pub struct LoadedJudge {
     pub manifest: Arc<Manifest>,
     pub info: JudgeInfo,
+    grants: Grants,
     engine: Engine,
     pre: JudgePluginPre<PluginState>,
     /// Set when the component also exports `silt:judge/relate`.
@@ -99,6 +102,7 @@ impl LoadedJudge {
     pub async fn load(
         engine: Engine,
         manifest: Arc<Manifest>,
+        grants: Grants,
         pre: JudgePluginPre<PluginState>,
         relate_pre: Option<LessonJudgePluginPre<PluginState>>,
         embed_pre: Option<EmbeddingJudgePluginPre<PluginState>>,
@@ -112,6 +116,7 @@ impl LoadedJudge {
                 cost_per_million_input_tokens: 0.0,
                 preferred_batch_size: 1,
             },
+            grants,
             engine,
             pre,
             relate_pre,
@@ -134,7 +139,7 @@ impl LoadedJudge {
             info
         } else {
             let sandbox = loaded.sandbox();
-            let mut store = sandbox.store(None)?;
+            let mut store = sandbox.store()?;
             let outcome = tokio::time::timeout(sandbox.wall(), async {
                 let judge = loaded.pre.instantiate_async(&mut store).await?;
                 judge.silt_judge_judge().call_info(&mut store).await
@@ -151,6 +156,7 @@ impl LoadedJudge {
         Sandbox {
             engine: &self.engine,
             manifest: &self.manifest,
+            grants: &self.grants,
         }
     }
 
@@ -166,7 +172,7 @@ impl LoadedJudge {
             Some(w) => w,
             None => {
                 let sandbox = self.sandbox();
-                let mut store = sandbox.store(None)?;
+                let mut store = sandbox.store()?;
                 let outcome = tokio::time::timeout(sandbox.wall(), async {
                     let instance = self
                         .pre
@@ -196,10 +202,7 @@ impl LoadedJudge {
             }
         };
         // each call gets the whole CPU budget again
-        let state = warm.store.data_mut();
-        state.ticks_used = 0;
-        state.memory.denied = false;
-        warm.store.set_epoch_deadline(1);
+        Sandbox::refresh(&mut warm.store);
         Ok(warm)
     }
 
@@ -226,11 +229,11 @@ impl LoadedJudge {
     /// back as a judge error, so the engine that asked can report it.
     pub async fn ask(&self, question: &Question, items: &[Item]) -> Result<Response, JudgeError> {
         if self.is_warm() {
-            warm_call!(self, judge, response_size, |judge, store| judge
+            warm_call!(self, judge, |judge, store| judge
                 .silt_judge_judge()
                 .call_ask(store, question, items));
         }
-        fresh_call!(self, self.pre, response_size, |judge, store| judge
+        fresh_call!(self, self.pre, |judge, store| judge
             .silt_judge_judge()
             .call_ask(store, question, items))
     }
@@ -251,14 +254,13 @@ impl LoadedJudge {
                 self.manifest.plugin.name
             )));
         }
-        let size = |e: &Embedding| e.vectors.iter().map(|v| 8 + 4 * v.len()).sum();
         if self.is_warm() {
-            warm_call!(self, embed, size, |embed, store| embed
+            warm_call!(self, embed, |embed, store| embed
                 .silt_embed_embed()
                 .call_embed(store, &texts));
         }
         let pre = self.embed_pre.as_ref().expect("checked above");
-        fresh_call!(self, pre, size, |judge, store| judge
+        fresh_call!(self, pre, |judge, store| judge
             .silt_embed_embed()
             .call_embed(store, &texts))
     }
@@ -286,15 +288,12 @@ impl LoadedJudge {
                 b: lesson(p.b),
             })
             .collect();
-        let size = |answers: &Vec<Distribution>| {
-            answers.iter().map(|d| 16 + 8 * d.probabilities.len()).sum()
-        };
         if self.is_warm() {
-            warm_call!(self, relate, size, |relate, store| relate
+            warm_call!(self, relate, |relate, store| relate
                 .silt_judge_relate()
                 .call_relate(store, &pairs));
         }
-        fresh_call!(self, pre, size, |judge, store| judge
+        fresh_call!(self, pre, |judge, store| judge
             .silt_judge_relate()
             .call_relate(store, &pairs))
     }
@@ -302,16 +301,15 @@ impl LoadedJudge {
     /// A finished call as the engine that asked sees it: the judge's own
     /// answer or error, the output cap applied, and a contained failure
     /// (trap, limit) turned into a judge error.
-    fn judged<T>(
+    fn judged<T: serde::Serialize>(
         &self,
         finished: Result<Result<T, JudgeError>, PluginFailure>,
-        size: impl Fn(&T) -> usize,
     ) -> Result<T, JudgeError> {
         match finished {
             Ok(Ok(value)) => {
                 PluginFailure::check_output(
                     &self.manifest.plugin.name,
-                    size(&value),
+                    &value,
                     &self.manifest.limits,
                 )
                 .map_err(|f| JudgeError::LimitExceeded(f.to_string()))?;
@@ -327,11 +325,8 @@ impl LoadedJudge {
 
     /// Creates a store and an instance, and drops them.
     pub async fn instantiate_only(&self) -> Result<(), PluginFailure> {
-        let sandbox = Sandbox {
-            engine: &self.engine,
-            manifest: &self.manifest,
-        };
-        let mut store = sandbox.store(None)?;
+        let sandbox = self.sandbox();
+        let mut store = sandbox.store()?;
         let outcome = tokio::time::timeout(sandbox.wall(), async {
             self.pre.instantiate_async(&mut store).await.map(drop)
         })
@@ -365,14 +360,27 @@ fn check_info(plugin: &str, info: &JudgeInfo) -> Result<(), PluginFailure> {
     }
 }
 
-/// Roughly how many bytes a response occupies.
-fn response_size(r: &Response) -> usize {
-    use crate::bindings::types::Answer;
-    r.answers
-        .iter()
-        .map(|a| match a {
-            Answer::YesProbability(_) => 16,
-            Answer::Distribution(d) => 16 + 8 * d.probabilities.len(),
-        })
-        .sum()
+impl BoundJudge for LoadedJudge {
+    fn info(&self) -> &JudgeInfo {
+        &self.info
+    }
+
+    fn ask<'a>(
+        &'a self,
+        question: &'a Question,
+        items: &'a [Item],
+    ) -> Pending<'a, Result<Response, JudgeError>> {
+        Box::pin(LoadedJudge::ask(self, question, items))
+    }
+
+    fn relate(
+        &self,
+        pairs: Vec<engine_relate::LessonPair>,
+    ) -> Pending<'_, Result<Vec<Distribution>, JudgeError>> {
+        Box::pin(LoadedJudge::relate(self, pairs))
+    }
+
+    fn embed(&self, texts: Vec<String>) -> Pending<'_, Result<Embedding, JudgeError>> {
+        Box::pin(LoadedJudge::embed(self, texts))
+    }
 }

@@ -8,14 +8,16 @@ use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
+use super::capability::judge_calls::{JudgeCalls, VectorKeeper};
+use super::sandbox::Sandbox;
 use super::state::PluginState;
-use super::{CallError, Runtime, Sandbox};
-use crate::bindings::ledger_engine::LedgerEngine;
+use super::{CallError, Loaded, Runtime};
 use crate::bindings::ledger_engine::silt::ledger::types::{
     ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, LedgerError,
     Params, Redundancy, SleepReport,
 };
-use crate::plugins::manifest::Manifest;
+use crate::bindings::ledger_engine::{LedgerEngine, LedgerEnginePre};
+use crate::plugins::manifest::PluginKind;
 
 silt_core::ledger_params_conversions!(Params);
 
@@ -30,33 +32,47 @@ pub struct LedgerSession {
     store: Store<PluginState>,
     bindings: LedgerEngine,
     ledger: ResourceAny,
-    manifest: Arc<Manifest>,
-    engine: wasmtime::Engine,
+    engine: Arc<Loaded<LedgerEnginePre<PluginState>>>,
     poisoned: bool,
 }
 
 impl Runtime {
+    /// The ledger engine, linked once.
+    async fn ledger_engine(&self) -> Result<Arc<Loaded<LedgerEnginePre<PluginState>>>, CallError> {
+        self.load("ledger", || async {
+            self.prepare(
+                "ledger",
+                PluginKind::Engine,
+                &self.linkers.ledger,
+                "silt:ledger/ledger-engine",
+                LedgerEnginePre::new,
+            )
+        })
+        .await
+    }
+
     /// Starts a ledger engine whose sleep pass asks judge `judge`.
     /// `vectors` keeps the judge's vectors between processes.
     pub async fn open_ledger(
         &self,
         judge: &str,
         params: &Params,
-        vectors: Option<Arc<dyn super::state::VectorKeeper>>,
+        vectors: Option<Arc<dyn VectorKeeper>>,
     ) -> Result<LedgerSession, CallError> {
         // A judge without `relate` still serves everything but the sleep
         // pass (the agent-as-judge path needs no judge at all); a sleep that
         // needs it fails with the judge's "unsupported" error.
         let judge = self.judge(judge).await?;
-        let (manifest, pre) = self.ledger_engine().await?;
-        let sandbox = Sandbox {
-            engine: self.engine(),
-            manifest,
-        };
-        let mut store = sandbox.store(Some(judge))?;
-        store.data_mut().vectors = vectors;
+        let engine = self.ledger_engine().await?;
+        let sandbox = engine.sandbox();
+        let mut store = sandbox.store()?;
+        {
+            let s = store.data_mut();
+            s.judge = JudgeCalls::new(&s.plugin, Some(judge));
+            s.judge.vectors = vectors;
+        }
         let outcome = tokio::time::timeout(sandbox.wall(), async {
-            let bindings = pre.instantiate_async(&mut store).await?;
+            let bindings = engine.pre.instantiate_async(&mut store).await?;
             let ledger = bindings
                 .silt_ledger_engine()
                 .ledger()
@@ -70,8 +86,7 @@ impl Runtime {
             store,
             bindings,
             ledger,
-            manifest: manifest.clone(),
-            engine: self.engine().clone(),
+            engine,
             poisoned: false,
         })
     }
@@ -87,11 +102,8 @@ macro_rules! call {
                 "this ledger session failed earlier; open a new one".into(),
             ));
         }
-        s.store.data_mut().ticks_used = 0;
-        let sandbox = Sandbox {
-            engine: &s.engine,
-            manifest: &s.manifest,
-        };
+        Sandbox::refresh(&mut s.store);
+        let sandbox = s.engine.sandbox();
         let wall: Duration = sandbox.wall();
         let ($b, $store, $res) = (&s.bindings, &mut s.store, s.ledger);
         let outcome = tokio::time::timeout(wall, async { $body }).await;
@@ -138,13 +150,13 @@ impl LedgerSession {
         now: f64,
         judged: Option<Arc<AtomicU64>>,
     ) -> Result<(SleepReport, Change), CallError> {
-        self.store.data_mut().related_pairs = judged;
+        self.store.data_mut().judge.related_pairs = judged;
         let out = call!(self, |b, store, res| b
             .silt_ledger_engine()
             .ledger()
             .call_sleep(&mut *store, res, now)
             .await);
-        self.store.data_mut().related_pairs = None;
+        self.store.data_mut().judge.related_pairs = None;
         out?.map_err(ledger_error)
     }
 

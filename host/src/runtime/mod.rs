@@ -1,106 +1,51 @@
-//! The wasmtime runtime: one engine, a compile cache, pre-instantiated
-//! components, and a fresh sandboxed store for every call.
+//! The wasmtime runtime: one engine, a compile cache, plugins loaded once
+//! (compiled, linked to the capabilities their kind may use, grants
+//! resolved), and a fresh sandboxed store for every call.
+//!
+//! Layout: [`capability`] holds what the host can give a plugin (one
+//! module each); [`state`] composes them into a store's data; [`linkers`]
+//! ties each kind of plugin's imports to them; [`sandbox`] runs a call
+//! under the plugin's limits; [`judge`], [`search`], [`ledger`] and
+//! [`sieve`] are the kinds of plugin silt calls.
 
 pub mod answer_cache;
 pub mod cache;
-pub mod exec;
+pub mod capability;
 pub mod failure;
-pub mod http_policy;
+pub mod grants;
 pub mod judge;
 pub mod ledger;
+pub mod limits;
+pub mod linkers;
+pub mod sandbox;
 pub mod search;
+pub mod sieve;
 pub mod state;
 
-mod host_imports;
-
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio::sync::OnceCell;
-use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
-};
+use wasmtime::component::{Component, InstancePre, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::bindings::ask_engine::{AskEngine, AskEnginePre};
-use crate::bindings::judge::JudgePluginPre;
-use crate::bindings::ledger_engine::{LedgerEngine, LedgerEnginePre};
-use crate::bindings::lesson_judge::LessonJudgePluginPre;
-use crate::bindings::verify_engine::{VerifyEngine, VerifyEnginePre};
 use crate::plugins::manifest::{MAX_MEMORY_MIB, Manifest, PluginKind};
 use crate::plugins::registry::{Registry, UnknownPlugin};
 use cache::{CacheOutcome, CompileCache};
 use failure::PluginFailure;
+use grants::Grants;
 use judge::LoadedJudge;
+use limits::TICK_MS;
+use linkers::Linkers;
+use sandbox::Sandbox;
 use state::PluginState;
-
-/// Milliseconds per epoch tick: the granularity of CPU limits.
-pub const TICK_MS: u64 = 10;
 
 /// Concurrent component instances the pool holds (an ask call uses two).
 const POOL_INSTANCES: u32 = 128;
-
-/// Limits that apply to one plugin call.
-pub(crate) struct Sandbox<'a> {
-    pub engine: &'a Engine,
-    pub manifest: &'a Manifest,
-}
-
-impl Sandbox<'_> {
-    /// A fresh store for one call: the manifest's grants and limits, and an
-    /// epoch callback that yields to tokio every tick and stops the guest
-    /// once its CPU budget is spent.
-    pub fn store(
-        &self,
-        judge: Option<Arc<LoadedJudge>>,
-    ) -> Result<Store<PluginState>, PluginFailure> {
-        let mut state = PluginState::new(self.manifest).map_err(|e| PluginFailure::Start {
-            plugin: self.manifest.plugin.name.clone(),
-            reason: format!("{e:#}"),
-        })?;
-        state.judge = judge;
-        let mut store = Store::new(self.engine, state);
-        store.limiter(|s| &mut s.memory);
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|mut cx| {
-            let s = cx.data_mut();
-            s.ticks_used += 1;
-            Ok(if s.ticks_used > s.tick_budget {
-                UpdateDeadline::Interrupt
-            } else {
-                UpdateDeadline::Yield(1)
-            })
-        });
-        Ok(store)
-    }
-
-    /// The wall-clock limit of one call.
-    pub fn wall(&self) -> Duration {
-        Duration::from_millis(self.manifest.limits.wall_ms)
-    }
-
-    /// Turns a call's outcome into a result or a contained failure.
-    pub fn finish<T>(
-        &self,
-        store: &Store<PluginState>,
-        outcome: Result<wasmtime::Result<T>, tokio::time::error::Elapsed>,
-    ) -> Result<T, PluginFailure> {
-        match outcome {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(PluginFailure::classify(
-                e,
-                store.data(),
-                &self.manifest.limits,
-            )),
-            Err(_) => Err(PluginFailure::WallClock {
-                plugin: self.manifest.plugin.name.clone(),
-                ms: self.manifest.limits.wall_ms,
-            }),
-        }
-    }
-}
 
 /// Why a tool call through the runtime failed.
 #[derive(Debug, thiserror::Error)]
@@ -145,14 +90,43 @@ pub struct LoadReport {
     pub millis: f64,
 }
 
+/// A plugin compiled, linked and ready to instantiate, with its grants
+/// resolved: what every call of it starts from.
+pub struct Loaded<P> {
+    pub manifest: Arc<Manifest>,
+    pub grants: Grants,
+    pub pre: P,
+    engine: Engine,
+}
+
+impl<P> Loaded<P> {
+    /// The sandbox a call of this plugin runs in.
+    pub fn sandbox(&self) -> Sandbox<'_> {
+        Sandbox {
+            engine: &self.engine,
+            manifest: &self.manifest,
+            grants: &self.grants,
+        }
+    }
+}
+
+/// A kind of plugin, as a sentence names it.
+fn described(kind: PluginKind) -> &'static str {
+    match kind {
+        PluginKind::Judge => "a judge",
+        PluginKind::Engine => "an engine",
+        PluginKind::Search => "a search backend",
+    }
+}
+
+/// Loaded plugins by name and by what they were loaded as; each is loaded
+/// once, by whichever call needs it first.
+type PluginTable = Mutex<HashMap<(String, TypeId), Arc<OnceCell<Arc<dyn Any + Send + Sync>>>>>;
+
 /// The runtime.
 pub struct Runtime {
     engine: Engine,
-    judge_linker: Linker<PluginState>,
-    engine_linker: Linker<PluginState>,
-    ledger_linker: Linker<PluginState>,
-    /// CLI search backends: WASI (no network) and `exec`.
-    cli_linker: Linker<PluginState>,
+    linkers: Linkers,
     cache: CompileCache,
     pub registry: Registry,
     /// Earlier judge answers (None: every question goes to the judge).
@@ -160,73 +134,8 @@ pub struct Runtime {
     /// The user cache folder grep's per-repository caches go under when a
     /// repository has no .gitignore to extend.
     pub grep_cache_root: Option<std::path::PathBuf>,
-    judges: Mutex<HashMap<String, Arc<OnceCell<Arc<LoadedJudge>>>>>,
-    backends: Mutex<HashMap<String, Arc<OnceCell<Arc<search::LoadedBackend>>>>>,
-    ask: OnceCell<(Arc<Manifest>, AskEnginePre<PluginState>)>,
-    verify_linker: Linker<PluginState>,
-    verify: OnceCell<(Arc<Manifest>, VerifyEnginePre<PluginState>)>,
-    ledger: OnceCell<(Arc<Manifest>, LedgerEnginePre<PluginState>)>,
+    plugins: PluginTable,
     loads: Mutex<Vec<LoadReport>>,
-}
-
-/// One call into a fresh ask engine instance bound to judge `$judge`:
-/// limits from its manifest, the output cap checked with `$size`, the
-/// engine's error mapped to a [`CallError`].
-macro_rules! ask_engine_call {
-    ($rt:expr, $judge:expr, $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
-        let answers = $rt.answers.clone();
-        engine_call!(
-            $rt,
-            ask_engine,
-            crate::bindings::ask_engine::silt::sieve::types::AskError,
-            $judge,
-            |state| state.answers = answers,
-            $size,
-            |$engine, $store| $body
-        )
-    }};
-}
-
-/// One call into a fresh instance of the engine `$engine_fn` returns,
-/// bound to judge `$judge`, its state prepared by `$setup`; usage patched
-/// with what the host saw of the judge (requests made, cache hits).
-macro_rules! engine_call {
-    ($rt:expr, $engine_fn:ident, $($error:ident)::+, $judge:expr, |$state:ident| $setup:expr,
-     $size:expr, |$engine:ident, $store:ident| $body:expr) => {{
-        let judge = $rt.judge($judge).await?;
-        let (manifest, pre) = $rt.$engine_fn().await?;
-        let sandbox = Sandbox {
-            engine: &$rt.engine,
-            manifest,
-        };
-        let mut store = sandbox.store(Some(judge))?;
-        {
-            let $state = store.data_mut();
-            $setup;
-        }
-        let outcome = tokio::time::timeout(sandbox.wall(), async {
-            let $engine = pre.instantiate_async(&mut store).await?;
-            let $store = &mut store;
-            $body
-        })
-        .await;
-        match sandbox.finish(&store, outcome)? {
-            Ok(mut result) => {
-                PluginFailure::check_output(
-                    &manifest.plugin.name,
-                    $size(&result),
-                    &manifest.limits,
-                )?;
-                // the engine counted a request per batch; the host knows
-                // which of them the cache answered
-                result.usage.requests = store.data().judge_calls;
-                result.usage.cache_hits = store.data().cache_hits;
-                Ok(result)
-            }
-            Err($($error)::+::InvalidRequest(m)) => Err(CallError::InvalidRequest(m)),
-            Err($($error)::+::JudgeFailed(m)) => Err(CallError::JudgeFailed(m)),
-        }
-    }};
 }
 
 impl Runtime {
@@ -255,44 +164,12 @@ impl Runtime {
             .map_err(anyhow::Error::from)
             .context("creating the wasmtime engine")?;
         start_ticker(&engine);
-
-        let mut judge_linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut judge_linker)?;
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut judge_linker)?;
-
-        // Engines get WASI (no grants) and silt's own imports, not wasi:http.
-        let mut engine_linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut engine_linker)?;
-        AskEngine::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut engine_linker, |s| s)?;
-
-        // only the verify engine gets `sources`
-        let mut verify_linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut verify_linker)?;
-        VerifyEngine::add_to_linker::<PluginState, HasSelf<PluginState>>(
-            &mut verify_linker,
-            |s| s,
-        )?;
-
-        let mut ledger_linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut ledger_linker)?;
-        LedgerEngine::add_to_linker::<PluginState, HasSelf<PluginState>>(
-            &mut ledger_linker,
-            |s| s,
-        )?;
-
-        let mut cli_linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut cli_linker)?;
-        crate::bindings::cli_search_backend::CliSearchBackendPlugin::add_to_linker::<
-            PluginState,
-            HasSelf<PluginState>,
-        >(&mut cli_linker, |s| s)?;
-
+        let linkers = Linkers::new(&engine)
+            .map_err(anyhow::Error::from)
+            .context("linking the host's capabilities")?;
         Ok(Arc::new(Runtime {
             engine,
-            judge_linker,
-            engine_linker,
-            ledger_linker,
-            cli_linker,
+            linkers,
             cache,
             registry,
             grep_cache_root: answers
@@ -300,12 +177,7 @@ impl Runtime {
                 .and_then(|a| a.path().parent())
                 .map(|d| d.join("grep")),
             answers,
-            judges: Mutex::new(HashMap::new()),
-            backends: Mutex::new(HashMap::new()),
-            ask: OnceCell::new(),
-            verify_linker,
-            verify: OnceCell::new(),
-            ledger: OnceCell::new(),
+            plugins: Mutex::new(HashMap::new()),
             loads: Mutex::new(Vec::new()),
         }))
     }
@@ -339,268 +211,99 @@ impl Runtime {
         Ok((entry.manifest.clone(), component))
     }
 
-    /// The judge plugin `name`, loaded once.
-    pub async fn judge(&self, name: &str) -> Result<Arc<LoadedJudge>, CallError> {
+    /// Plugin `name` as a `T`, made by `init` the first time and shared
+    /// after: the one place plugins are kept.
+    async fn load<T, F>(&self, name: &str, init: impl FnOnce() -> F) -> Result<Arc<T>, CallError>
+    where
+        T: Send + Sync + 'static,
+        F: Future<Output = Result<T, CallError>>,
+    {
         let cell = {
-            let mut judges = self.judges.lock().expect("judge table lock");
-            judges.entry(name.to_string()).or_default().clone()
+            let mut plugins = self.plugins.lock().expect("plugin table lock");
+            plugins
+                .entry((name.to_string(), TypeId::of::<T>()))
+                .or_default()
+                .clone()
         };
-        let judge = cell
+        let loaded = cell
             .get_or_try_init(|| async {
-                let (manifest, component) = self.component(name)?;
-                if manifest.plugin.kind != PluginKind::Judge {
-                    return Err(CallError::InvalidRequest(format!(
-                        "plugin '{name}' is not a judge (it is a {:?} plugin)",
-                        manifest.plugin.kind
-                    )));
-                }
-                let pre = self
-                    .judge_linker
-                    .instantiate_pre(&component)
-                    .and_then(JudgePluginPre::new)
-                    .map_err(|e| PluginFailure::Start {
-                        plugin: name.into(),
-                        reason: format!("it does not fit the judge contract silt:judge@0.1.0: {e}"),
-                    })?;
-                // A judge that also exports `relate` can serve the ledger.
-                let relate_pre = self
-                    .judge_linker
-                    .instantiate_pre(&component)
-                    .and_then(LessonJudgePluginPre::new)
-                    .ok();
-                // and one that also exports `embed` gives the ledger vectors
-                let embed_pre = self
-                    .judge_linker
-                    .instantiate_pre(&component)
-                    .and_then(crate::bindings::embedding_judge::EmbeddingJudgePluginPre::new)
-                    .ok();
-                Ok::<_, CallError>(Arc::new(
-                    LoadedJudge::load(self.engine.clone(), manifest, pre, relate_pre, embed_pre)
-                        .await?,
-                ))
+                Ok::<_, CallError>(Arc::new(init().await?) as Arc<dyn Any + Send + Sync>)
             })
             .await?;
-        Ok(judge.clone())
+        Ok(loaded
+            .clone()
+            .downcast::<T>()
+            .expect("the table is keyed by type"))
     }
 
-    async fn ask_engine(&self) -> Result<&(Arc<Manifest>, AskEnginePre<PluginState>), CallError> {
-        self.ask
-            .get_or_try_init(|| async {
-                let (manifest, component) = self.component("ask")?;
-                let pre = self
-                    .engine_linker
-                    .instantiate_pre(&component)
-                    .and_then(AskEnginePre::new)
-                    .map_err(anyhow::Error::from)
-                    .context("linking the ask engine")?;
-                Ok::<_, CallError>((manifest, pre))
-            })
-            .await
-    }
-
-    /// The verify engine, linked once.
-    async fn verify_engine(
+    /// Compiles plugin `name`, checks it is a `kind` plugin, resolves its
+    /// grants and links it with `linker` into the typed template `typed`
+    /// makes; `contract` names what it must fit, for the error.
+    fn prepare<P>(
         &self,
-    ) -> Result<&(Arc<Manifest>, VerifyEnginePre<PluginState>), CallError> {
-        self.verify
-            .get_or_try_init(|| async {
-                let (manifest, component) = self.component("verify")?;
-                let pre = self
-                    .verify_linker
-                    .instantiate_pre(&component)
-                    .and_then(VerifyEnginePre::new)
-                    .map_err(anyhow::Error::from)
-                    .context("linking the verify engine")?;
-                Ok::<_, CallError>((manifest, pre))
-            })
-            .await
-    }
-
-    /// The ledger engine, linked once.
-    pub(crate) async fn ledger_engine(
-        &self,
-    ) -> Result<&(Arc<Manifest>, LedgerEnginePre<PluginState>), CallError> {
-        self.ledger
-            .get_or_try_init(|| async {
-                let (manifest, component) = self.component("ledger")?;
-                let pre = self
-                    .ledger_linker
-                    .instantiate_pre(&component)
-                    .and_then(LedgerEnginePre::new)
-                    .map_err(anyhow::Error::from)
-                    .context("linking the ledger engine")?;
-                Ok::<_, CallError>((manifest, pre))
-            })
-            .await
-    }
-
-    /// Runs the ask engine on `request` with judge `judge_name`.
-    pub async fn ask(
-        &self,
-        judge_name: &str,
-        request: &crate::bindings::ask_engine::exports::silt::sieve::ask::AskRequest,
-    ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::ask::AskResult, CallError> {
-        ask_engine_call!(self, judge_name, ask_result_size, |engine, store| engine
-            .silt_sieve_ask()
-            .call_ask(store, request)
-            .await)
-    }
-
-    /// Runs `sieve_rank` in the ask engine with judge `judge_name`.
-    pub async fn rank(
-        &self,
-        judge_name: &str,
-        request: &crate::bindings::ask_engine::exports::silt::sieve::rank::RankRequest,
-    ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::rank::RankResult, CallError>
-    {
-        let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::rank::RankResult| {
-            r.results.iter().map(|x| x.id.len() + 8).sum()
-        };
-        ask_engine_call!(self, judge_name, size, |engine, store| engine
-            .silt_sieve_rank()
-            .call_rank(store, request)
-            .await)
-    }
-
-    /// Runs `sieve_route` in the ask engine with judge `judge_name`.
-    pub async fn route(
-        &self,
-        judge_name: &str,
-        request: &crate::bindings::ask_engine::exports::silt::sieve::route::RouteRequest,
-    ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::route::RouteResult, CallError>
-    {
-        let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::route::RouteResult| {
-            r.choice.len()
-                + r.probabilities
-                    .iter()
-                    .map(|p| p.label.len() + 8)
-                    .sum::<usize>()
-        };
-        ask_engine_call!(self, judge_name, size, |engine, store| engine
-            .silt_sieve_route()
-            .call_route(store, request)
-            .await)
-    }
-
-    /// Runs `sieve_triage_threads` in the ask engine with judge `judge_name`.
-    pub async fn triage(
-        &self,
-        judge_name: &str,
-        request: &crate::bindings::ask_engine::exports::silt::sieve::triage::TriageRequest,
-    ) -> Result<crate::bindings::ask_engine::exports::silt::sieve::triage::TriageResult, CallError>
-    {
-        let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::triage::TriageResult| {
-            r.threads
-                .iter()
-                .map(|t| {
-                    t.thread_id.len() + t.requests.iter().map(|q| q.text.len() + 64).sum::<usize>()
-                })
-                .sum()
-        };
-        ask_engine_call!(self, judge_name, size, |engine, store| engine
-            .silt_sieve_triage()
-            .call_triage(store, request)
-            .await)
-    }
-
-    /// Runs `sieve_grep` in the ask engine over the files under `root`.
-    pub async fn grep(
-        &self,
-        judge_name: &str,
-        root: &std::path::Path,
-        request: &crate::bindings::ask_engine::exports::silt::sieve::grep::GrepRequest,
-        steps: Option<Arc<crate::progress::Stages>>,
-    ) -> Result<
-        (
-            crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult,
-            state::WalkNotes,
-        ),
-        CallError,
-    > {
-        let size = |r: &crate::bindings::ask_engine::exports::silt::sieve::grep::GrepResult| {
-            r.results.iter().map(|h| h.path.len() + 32).sum()
-        };
-        let grant = state::RepoGrant::new(root.to_path_buf(), crate::tools::grep::CACHE_DIR);
-        let notes = grant.notes.clone();
-        let repo = Some(grant);
-        // grep's answers live in silt's cache, keyed by the repository
-        // (never inside it: grep is read-only)
-        let answers = match (&self.answers, &self.grep_cache_root) {
-            (Some(_), Some(user_cache)) => {
-                match answer_cache::AnswerCache::open(&answer_cache::grep_cache_path(
-                    root, user_cache,
-                )) {
-                    Ok(c) => Some(Arc::new(c)),
-                    Err(e) => {
-                        tracing::warn!("grep answer cache off for this call: {e:#}");
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
-        engine_call!(
-            self,
-            ask_engine,
-            crate::bindings::ask_engine::silt::sieve::types::AskError,
-            judge_name,
-            |state| {
-                state.answers = answers;
-                state.repo = repo;
-                state.steps = steps;
-            },
-            size,
-            |engine, store| engine.silt_sieve_grep().call_grep(store, request).await
-        )
-        .map(|r| {
-            let notes = notes.lock().map(|n| n.clone()).unwrap_or_default();
-            (r, notes)
+        name: &str,
+        kind: PluginKind,
+        linker: &Linker<PluginState>,
+        contract: &str,
+        typed: impl FnOnce(InstancePre<PluginState>) -> wasmtime::Result<P>,
+    ) -> Result<Loaded<P>, CallError> {
+        let (manifest, component) = self.component(name)?;
+        if manifest.plugin.kind != kind {
+            return Err(CallError::InvalidRequest(format!(
+                "plugin '{name}' is not {} (it is {})",
+                described(kind),
+                described(manifest.plugin.kind)
+            )));
+        }
+        let grants = Grants::resolve(&manifest).map_err(|e| PluginFailure::Start {
+            plugin: name.into(),
+            reason: format!("{e:#}"),
+        })?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .and_then(typed)
+            .map_err(|e| PluginFailure::Start {
+                plugin: name.into(),
+                reason: format!("it does not fit the contract {contract}: {e}"),
+            })?;
+        Ok(Loaded {
+            manifest,
+            grants,
+            pre,
+            engine: self.engine.clone(),
         })
     }
 
-    /// Runs `sieve_verify` with judge `judge_name`, fetching through `sources`.
-    pub async fn verify(
-        &self,
-        judge_name: &str,
-        sources: crate::fetch::SourceFetcher,
-        request: &crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyRequest,
-        steps: Option<Arc<crate::progress::Stages>>,
-    ) -> Result<crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyResult, CallError>
-    {
-        use crate::bindings::verify_engine::exports::silt::sieve::verify::VerifyResult;
-        let size = |r: &VerifyResult| {
-            r.results
-                .iter()
-                .map(|c| {
-                    c.claim.len() + c.passages.iter().map(|p| p.text.len() + 64).sum::<usize>()
-                })
-                .sum()
-        };
-        let answers = self.answers.clone();
-        let sources = Some(Arc::new(sources));
-        // what the judge may confirm is its manifest's word, not the caller's
-        let mut request = request.clone();
-        request.judge_entails = self
-            .registry
-            .get(judge_name)?
-            .manifest
-            .judge
-            .unwrap_or_default()
-            .entailment;
-        let request = &request;
-        engine_call!(
-            self,
-            verify_engine,
-            crate::bindings::ask_engine::silt::sieve::types::AskError,
-            judge_name,
-            |state| {
-                state.answers = answers;
-                state.sources = sources;
-                state.steps = steps;
-            },
-            size,
-            |engine, store| engine.silt_sieve_verify().call_verify(store, request).await
-        )
+    /// The judge plugin `name`, loaded once.
+    pub async fn judge(&self, name: &str) -> Result<Arc<LoadedJudge>, CallError> {
+        use crate::bindings::{embedding_judge, judge, lesson_judge};
+        self.load(name, || async {
+            let linker = &self.linkers.web;
+            let loaded = self.prepare(
+                name,
+                PluginKind::Judge,
+                linker,
+                "silt:judge@0.1.0",
+                judge::JudgePluginPre::new,
+            )?;
+            // A judge that also exports `relate` can serve the ledger, and
+            // one that also exports `embed` gives the ledger vectors.
+            let relate_pre =
+                lesson_judge::LessonJudgePluginPre::new(loaded.pre.instance_pre().clone()).ok();
+            let embed_pre =
+                embedding_judge::EmbeddingJudgePluginPre::new(loaded.pre.instance_pre().clone())
+                    .ok();
+            Ok(LoadedJudge::load(
+                self.engine.clone(),
+                loaded.manifest,
+                loaded.grants,
+                loaded.pre,
+                relate_pre,
+                embed_pre,
+            )
+            .await?)
+        })
+        .await
     }
 
     /// Instantiates judge `name` in a fresh store without calling it; for
@@ -610,23 +313,5 @@ impl Runtime {
         let started = std::time::Instant::now();
         judge.instantiate_only().await?;
         Ok(started.elapsed())
-    }
-}
-
-/// Roughly how many bytes an ask result occupies.
-fn ask_result_size(r: &crate::bindings::ask_engine::exports::silt::sieve::ask::AskResult) -> usize {
-    use crate::bindings::ask_engine::exports::silt::sieve::ask::Results;
-    use crate::bindings::ask_engine::silt::sieve::types::LabelledProbability;
-    let dist = |d: &[LabelledProbability]| d.iter().map(|p| p.label.len() + 8).sum::<usize>();
-    match &r.results {
-        Results::Judge(rows) => rows.iter().map(|x| x.id.len() + 8).sum(),
-        Results::Choose(rows) => rows
-            .iter()
-            .map(|x| x.id.len() + x.choice.len() + dist(&x.probabilities))
-            .sum(),
-        Results::Score(rows) => rows
-            .iter()
-            .map(|x| x.id.len() + x.label.len() + 16 + dist(&x.probabilities))
-            .sum(),
     }
 }

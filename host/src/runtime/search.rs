@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use wasmtime::{Engine, Store};
+use wasmtime::Store;
 
 use super::failure::PluginFailure;
 use super::state::PluginState;
-use super::{CallError, Runtime, Sandbox};
+use super::{CallError, Loaded, Runtime};
 use crate::bindings::cli_search_backend::CliSearchBackendPluginPre;
 use crate::bindings::search_backend::SearchBackendPluginPre;
 use crate::bindings::search_backend::silt::search::types::{
@@ -21,8 +21,7 @@ use crate::plugins::manifest::{Manifest, PluginKind};
 pub struct LoadedBackend {
     pub manifest: Arc<Manifest>,
     pub info: BackendInfo,
-    engine: Engine,
-    pre: BackendPre,
+    plugin: Loaded<BackendPre>,
 }
 
 /// A backend's instance template: over `wasi:http`, or driving a CLI
@@ -30,6 +29,8 @@ pub struct LoadedBackend {
 enum BackendPre {
     Http(SearchBackendPluginPre<PluginState>),
     Cli(CliSearchBackendPluginPre<PluginState>),
+    /// Built against `silt:search@0.1.0`.
+    HttpV0_1(v0_1::SearchBackendPluginPre<PluginState>),
 }
 
 impl BackendPre {
@@ -42,6 +43,14 @@ impl BackendPre {
             BackendPre::Cli(pre) => {
                 let b = pre.instantiate_async(&mut *store).await?;
                 b.silt_search_backend().call_info(store).await
+            }
+            BackendPre::HttpV0_1(pre) => {
+                let b = pre.instantiate_async(&mut *store).await?;
+                let info = b.silt_search_backend().call_info(store).await?;
+                Ok(BackendInfo {
+                    name: info.name,
+                    pages: info.pages,
+                })
             }
         }
     }
@@ -60,6 +69,65 @@ impl BackendPre {
                 let b = pre.instantiate_async(&mut *store).await?;
                 b.silt_search_backend().call_search(store, request).await
             }
+            BackendPre::HttpV0_1(pre) => {
+                let b = pre.instantiate_async(&mut *store).await?;
+                let old = v0_1::SearchRequest {
+                    query: request.query.clone(),
+                    count: request.count,
+                    page: request.page,
+                };
+                let answer = b.silt_search_backend().call_search(store, &old).await?;
+                Ok(answer.map(v0_1::result_now).map_err(v0_1::error_now))
+            }
+        }
+    }
+}
+
+/// `silt:search@0.1.0` values as the current contract's: 0.2.0 only added
+/// usage fields, which a 0.1.0 backend reports as a web service's list
+/// with no cost.
+mod v0_1 {
+    pub use crate::bindings::search_backend_v0_1::SearchBackendPluginPre;
+    use crate::bindings::search_backend_v0_1::silt::search::types as old;
+    pub use old::SearchRequest;
+
+    use crate::bindings::search_backend::silt::search::types::{
+        BackendUsage, Hit, SearchError, SearchResult,
+    };
+
+    pub fn result_now(r: old::SearchResult) -> SearchResult {
+        SearchResult {
+            hits: r
+                .hits
+                .into_iter()
+                .map(|h| Hit {
+                    url: h.url,
+                    title: h.title,
+                    snippet: h.snippet,
+                    engines: h.engines,
+                    published: h.published,
+                })
+                .collect(),
+            usage: BackendUsage {
+                requests: r.usage.requests,
+                pages: r.usage.pages,
+                stopped: r.usage.stopped,
+                unresponsive_engines: r.usage.unresponsive_engines,
+                page_errors: r.usage.page_errors,
+                hits_source: "results".into(),
+                unobserved_links: 0,
+                cost_usd: None,
+            },
+        }
+    }
+
+    pub fn error_now(e: old::SearchError) -> SearchError {
+        match e {
+            old::SearchError::InvalidRequest(m) => SearchError::InvalidRequest(m),
+            old::SearchError::NotConfigured(m) => SearchError::NotConfigured(m),
+            old::SearchError::Unauthorized(m) => SearchError::Unauthorized(m),
+            old::SearchError::RateLimited(m) => SearchError::RateLimited(m),
+            old::SearchError::Unavailable(m) => SearchError::Unavailable(m),
         }
     }
 }
@@ -112,13 +180,6 @@ impl LoadedBackend {
             .join("\n")
     }
 
-    fn sandbox(&self) -> Sandbox<'_> {
-        Sandbox {
-            engine: &self.engine,
-            manifest: &self.manifest,
-        }
-    }
-
     /// One query on a fresh instance; a CLI backend's program may be
     /// replaced by `command_fallback` (a variable name) after its own
     /// override.
@@ -127,12 +188,12 @@ impl LoadedBackend {
         request: &SearchRequest,
         command_fallback: Option<&str>,
     ) -> Result<SearchResult, BackendFailure> {
-        let sandbox = self.sandbox();
+        let sandbox = self.plugin.sandbox();
         let plugin = |f: PluginFailure| BackendFailure::Plugin(f.to_string());
-        let mut store = sandbox.store(None).map_err(plugin)?;
+        let mut store = sandbox.store().map_err(plugin)?;
         store.data_mut().exec.fallback_var = command_fallback.map(str::to_string);
         let outcome =
-            tokio::time::timeout(sandbox.wall(), self.pre.search(&mut store, request)).await;
+            tokio::time::timeout(sandbox.wall(), self.plugin.pre.search(&mut store, request)).await;
         let result = sandbox.finish(&store, outcome).map_err(plugin)?;
         let result = result.map_err(|e| {
             BackendFailure::Search(format!(
@@ -141,12 +202,7 @@ impl LoadedBackend {
                 search_error_text(&e)
             ))
         })?;
-        let size: usize = result
-            .hits
-            .iter()
-            .map(|h| h.url.len() + h.title.len() + h.snippet.len() + 32)
-            .sum();
-        PluginFailure::check_output(&self.manifest.plugin.name, size, &self.manifest.limits)
+        PluginFailure::check_output(&self.manifest.plugin.name, &result, &self.manifest.limits)
             .map_err(plugin)?;
         Ok(result)
     }
@@ -155,53 +211,50 @@ impl LoadedBackend {
 impl Runtime {
     /// The search backend plugin `name`, loaded once.
     pub async fn search_backend(&self, name: &str) -> Result<Arc<LoadedBackend>, CallError> {
-        let cell = {
-            let mut backends = self.backends.lock().expect("backend table lock");
-            backends.entry(name.to_string()).or_default().clone()
-        };
-        let backend = cell
-            .get_or_try_init(|| async {
-                let (manifest, component) = self.component(name)?;
-                if manifest.plugin.kind != PluginKind::Search {
-                    return Err(CallError::InvalidRequest(format!(
-                        "plugin '{name}' is not a search backend (it is a {:?} plugin)",
-                        manifest.plugin.kind
-                    )));
-                }
-                // a backend granted programs drives a CLI; the others
-                // reach the web
-                let pre = if manifest.grants.exec.is_empty() {
-                    self.judge_linker
-                        .instantiate_pre(&component)
-                        .and_then(SearchBackendPluginPre::new)
-                        .map(BackendPre::Http)
-                } else {
-                    self.cli_linker
-                        .instantiate_pre(&component)
-                        .and_then(CliSearchBackendPluginPre::new)
-                        .map(BackendPre::Cli)
-                };
-                let pre = pre.map_err(|e| PluginFailure::Start {
-                    plugin: name.into(),
-                    reason: format!("it does not fit the search contract silt:search@0.2.0: {e}"),
-                })?;
-                let mut loaded = LoadedBackend {
-                    manifest,
-                    info: BackendInfo {
-                        name: name.into(),
-                        pages: false,
+        self.load(name, || async {
+            let manifest = self.registry.get(name)?.manifest.clone();
+            // a backend granted programs drives a CLI; the others reach the web
+            let plugin = if manifest.grants.exec.is_empty() {
+                // the current contract, else the previous one (docs/PLUGINS.md)
+                self.prepare(
+                    name,
+                    PluginKind::Search,
+                    &self.linkers.web,
+                    "silt:search@0.2.0 (or 0.1.0)",
+                    |pre| {
+                        SearchBackendPluginPre::new(pre.clone())
+                            .map(BackendPre::Http)
+                            .or_else(|current| {
+                                // a backend that fits neither hears why it
+                                // does not fit the current contract
+                                v0_1::SearchBackendPluginPre::new(pre)
+                                    .map(BackendPre::HttpV0_1)
+                                    .map_err(|_| current)
+                            })
                     },
-                    engine: self.engine.clone(),
-                    pre,
-                };
-                let sandbox = loaded.sandbox();
-                let mut store = sandbox.store(None)?;
-                let outcome =
-                    tokio::time::timeout(sandbox.wall(), loaded.pre.info(&mut store)).await;
-                loaded.info = sandbox.finish(&store, outcome)?;
-                Ok::<_, CallError>(Arc::new(loaded))
+                )?
+            } else {
+                self.prepare(
+                    name,
+                    PluginKind::Search,
+                    &self.linkers.cli,
+                    "silt:search@0.2.0 (with exec)",
+                    |pre| CliSearchBackendPluginPre::new(pre).map(BackendPre::Cli),
+                )?
+            };
+            if matches!(plugin.pre, BackendPre::HttpV0_1(_)) {
+                tracing::info!("search backend '{name}' is built against silt:search@0.1.0");
+            }
+            let sandbox = plugin.sandbox();
+            let mut store = sandbox.store()?;
+            let outcome = tokio::time::timeout(sandbox.wall(), plugin.pre.info(&mut store)).await;
+            let info = sandbox.finish(&store, outcome)?;
+            Ok(LoadedBackend {
+                manifest: plugin.manifest.clone(),
+                info,
+                plugin,
             })
-            .await?;
-        Ok(backend.clone())
+        })
+        .await
     }
 }

@@ -15,8 +15,7 @@ use crate::runtime::{CallError, Runtime};
 use crate::tools::ask::add_usage;
 use silt_core::ask::DEFAULT_BUDGET_USD;
 
-/// The folder name of grep's cache inside a repository; never walked.
-pub const CACHE_DIR: &str = ".silt-cache";
+pub use crate::walk::CACHE_DIR;
 
 /// files or functions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -102,6 +101,8 @@ pub async fn run(
         judge_weight: config
             .grep_judge_weight()
             .map_err(|e| CallError::InvalidRequest(format!("{e:#}")))?,
+        // the runtime sets it from the judge's manifest
+        engine_ranks: false,
     };
     let judge = params
         .judge

@@ -12,7 +12,6 @@ pub mod schema;
 pub mod search;
 pub mod search_cache;
 pub mod search_chain;
-pub mod sediment;
 pub mod sediment_tools;
 pub mod triage;
 pub mod verify;

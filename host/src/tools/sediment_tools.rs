@@ -17,9 +17,9 @@ use crate::config::Config;
 use crate::ledger::sediment_json;
 use crate::ledger::service::{LedgerService, SleepCommit};
 use crate::ledger::store::Store;
+use crate::ledger::values::view;
 use crate::runtime::Runtime;
 use crate::tools::error::ToolError;
-use crate::tools::sediment::view;
 
 /// Below this many active lessons there is nothing worth a sleep pass.
 const MIN_ACTIVE_FOR_SLEEP: u32 = 3;

@@ -212,8 +212,12 @@ impl Target {
         let stream = body
             .stream()
             .map_err(|_| PostError::Unreachable("no body stream".into()))?;
-        let bytes = silt_guest::body::read_all(&stream, MAX_BODY)
-            .map_err(|e| PostError::Unreachable(e.to_string()))?;
+        let bytes = silt_guest::body::read_all(
+            &stream,
+            MAX_BODY,
+            self.timeout_ms.saturating_mul(1_000_000),
+        )
+        .map_err(|e| PostError::Unreachable(e.to_string()))?;
         Ok((
             Answered {
                 status,

@@ -17,7 +17,6 @@
 
 use crate::ask::{self, AskError, AskUsage, round4};
 use crate::budget::Budget;
-use crate::lexical;
 use crate::rank::{NOT_RELEVANT, QUESTION, RELEVANT};
 use crate::types::{AnswerSpace, Judge, Question};
 
@@ -82,6 +81,12 @@ pub struct GrepRequest {
     /// The judge's share of each unit's probability, 0 to 1 (None:
     /// [`JUDGE_WEIGHT`]); ignored when the engine answers (lexical).
     pub judge_weight: Option<f64>,
+    /// The judge declared (its manifest's `[judge] engine_ranking`) that
+    /// its answer is the repository's own lexical evidence: the engine
+    /// ranks with the whole repository in view and does not ask it. Set
+    /// by the host from the manifest, never by the caller, and never
+    /// inferred from what a judge calls itself.
+    pub engine_ranks: bool,
 }
 
 /// One ranked unit.
@@ -259,9 +264,9 @@ pub fn run_shortlisted(
     judge_weight: f64,
 ) -> Result<GrepOutcome, AskError> {
     validate(req)?;
-    // silt's own lexical judge, the same version: its method is computed
-    // here with the repository in view (see `evidence`), so it is not asked
-    let engine_answers = judge.info() == lexical::info();
+    // a judge whose method is the evidence computed here, with the
+    // repository in view (see `evidence`), is not asked
+    let engine_answers = req.engine_ranks;
     let walked = repo.walk().map_err(AskError::InvalidRequest)?;
     // only the previews, line counts and the question's counts are kept: a
     // large repository's text never sits in memory whole
@@ -458,9 +463,13 @@ mod tests {
         for name in ["a.txt", "b.txt", "c.txt"] {
             files.push((name, "the parser\n".into(), false));
         }
-        let stages = |judge: &mut dyn Judge, mode: Mode| {
+        let stages = |judge: &mut dyn Judge, mode: Mode, engine_ranks: bool| {
             let mut repo = Staged(Files(files.clone()), Vec::new());
-            run(judge, &mut repo, &request(mode, 1)).unwrap();
+            let req = GrepRequest {
+                engine_ranks,
+                ..request(mode, 1)
+            };
+            run(judge, &mut repo, &req).unwrap();
             repo.1
         };
         let named = |v: &[(&str, u64)]| -> Vec<(String, u64)> {
@@ -468,13 +477,13 @@ mod tests {
         };
         // binaries are not read; a judge reads at most its shortlist
         assert_eq!(
-            stages(&mut Word(vec![]), Mode::Files),
+            stages(&mut Word(vec![]), Mode::Files, false),
             named(&[("reading files", 4), ("judging files", 4)])
         );
         // functions: the strongest files (2 × top_k) read again and split;
         // parser.txt's 200 lines are 4 chunks (a.txt, b.txt, c.txt tie)
         assert_eq!(
-            stages(&mut Word(vec![]), Mode::Functions),
+            stages(&mut Word(vec![]), Mode::Functions, false),
             named(&[
                 ("reading files", 4),
                 ("judging files", 4),
@@ -484,7 +493,7 @@ mod tests {
         );
         // the lexical judge is never asked: no judging stage to wait on
         assert_eq!(
-            stages(&mut Lexical::same(), Mode::Files),
+            stages(&mut Lexical::same(), Mode::Files, true),
             named(&[("reading files", 4)])
         );
     }
@@ -524,6 +533,7 @@ mod tests {
             threshold: 0.5,
             budget_usd: 0.5,
             judge_weight: None,
+            engine_ranks: false,
         }
     }
 
@@ -555,6 +565,7 @@ mod tests {
         };
         let mut lexical = crate::lexical::LexicalJudge;
         let mut req = request(Mode::Files, 20);
+        req.engine_ranks = true;
         req.question = "zebra giraffe".into();
         let out = run(&mut lexical, &mut files(), &req).unwrap();
         assert!(out.results.is_empty(), "{:?}", out.results);
@@ -623,28 +634,21 @@ mod tests {
         assert_eq!(out.units_scored, 2 + 11);
     }
 
-    /// Says it is silt's lexical judge (or not, by version) and counts asks;
-    /// answers as the lexical judge does.
+    /// Says it is silt's lexical judge, answers as it does, and counts
+    /// asks.
     struct Lexical {
-        version: String,
         asked: usize,
     }
 
     impl Lexical {
         fn same() -> Lexical {
-            Lexical {
-                version: crate::lexical::info().version,
-                asked: 0,
-            }
+            Lexical { asked: 0 }
         }
     }
 
     impl Judge for Lexical {
         fn info(&mut self) -> JudgeInfo {
-            JudgeInfo {
-                version: self.version.clone(),
-                ..crate::lexical::info()
-            }
+            crate::lexical::info()
         }
         fn ask(&mut self, q: &Question, items: &[Item]) -> Result<Response, JudgeError> {
             self.asked += 1;
@@ -688,6 +692,7 @@ mod tests {
         let mut req = request(Mode::Files, 3);
         req.question = LOCK.into();
         req.threshold = 0.0;
+        req.engine_ranks = true;
         let out = run(&mut judge, &mut repository(), &req).unwrap();
         assert_eq!(judge.asked, 0, "the lexical judge is not asked");
         assert_eq!(out.usage.requests, 0);
@@ -696,11 +701,10 @@ mod tests {
         assert!(out.results[0].probability > out.results[1].probability);
         assert!(out.results.iter().all(|h| h.probability >= 0.5));
 
-        // another version of the lexical judge is asked as any judge is
-        let mut other = Lexical {
-            version: "0.0.0-other".into(),
-            asked: 0,
-        };
+        // a judge that calls itself the lexical judge, to the version, but
+        // did not declare engine ranking is asked as any judge is
+        let mut other = Lexical::same();
+        req.engine_ranks = false;
         run(&mut other, &mut repository(), &req).unwrap();
         assert_eq!(other.asked, 1);
     }
@@ -785,6 +789,7 @@ mod tests {
         let mut req = request(Mode::Functions, top_k);
         req.question = LOCK.into();
         req.threshold = 0.0;
+        req.engine_ranks = true;
         let out = run(&mut judge, repo, &req).unwrap();
         assert_eq!(judge.asked, 0);
         out
@@ -979,7 +984,11 @@ mod tests {
         // the lexical judge reads no previews, so the parser is not asked
         // in files mode
         repo.asked.clear();
-        run(&mut Lexical::same(), &mut repo, &request(Mode::Files, 5)).unwrap();
+        let req = GrepRequest {
+            engine_ranks: true,
+            ..request(Mode::Files, 5)
+        };
+        run(&mut Lexical::same(), &mut repo, &req).unwrap();
         assert!(repo.asked.is_empty(), "{:?}", repo.asked);
     }
 

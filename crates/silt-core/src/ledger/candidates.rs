@@ -60,6 +60,13 @@ use super::similarity::{each_token, each_trigram, jaccard_counts, shared, shared
 /// or 5 save a third of those but scan a fifth to two fifths more.
 const K: usize = 3;
 
+/// The most candidate partners one lesson is judged against per sleep
+/// round, of each kind (by trigger, by action, by meaning): what keeps a
+/// sleep over a dense ledger (thousands of lessons sharing a phrase) in
+/// bounded memory; a lesson's duplicates and contradictions are its most
+/// similar partners, and the next round sees the ledger again.
+pub const MAX_PARTNERS: usize = 16;
+
 /// Pairs (i < j) of `texts` with `text_sim ≥ threshold`, with their
 /// similarity, sorted by (i, j).
 ///

@@ -14,7 +14,7 @@
 //! lists), and only about one candidate in thirty reaches the exact
 //! cosine.
 
-use super::meaning::{Rows, dot, quantise};
+use super::rows::{Rows, dot, quantise};
 use super::sketch::{Sketch, Sketches};
 
 /// Lists each row is compared with (its own among them).

@@ -15,6 +15,7 @@ pub mod meaning;
 pub mod ops;
 mod recall_index;
 pub mod relate;
+pub mod rows;
 pub mod similarity;
 mod sketch;
 pub mod sleep;

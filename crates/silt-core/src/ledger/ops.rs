@@ -648,7 +648,7 @@ impl Ledger {
         let by_meaning = self
             .vectors
             .views(active.iter().map(|e| (e.when.as_str(), e.prefer.as_str())))
-            .map(|v| v.same_situation_pairs(super::sleep::MAX_PARTNERS))
+            .map(|v| v.same_situation_pairs(super::candidates::MAX_PARTNERS))
             .unwrap_or_default();
         lexical
             + by_meaning
@@ -686,7 +686,7 @@ impl Ledger {
                 pairs.iter().map(|&(i, j, _)| (i, j)).collect();
             pairs.extend(
                 views
-                    .same_situation_pairs(super::sleep::MAX_PARTNERS)
+                    .same_situation_pairs(super::candidates::MAX_PARTNERS)
                     .into_iter()
                     .filter(|p| !lexical.contains(p))
                     .map(|(i, j)| (i, j, text_sim(triggers[i], triggers[j]))),

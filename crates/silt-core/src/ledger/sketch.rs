@@ -136,7 +136,7 @@ impl Sketches {
 mod tests {
     use super::*;
     use crate::ledger::meaning::tests::{Rng, normalised};
-    use crate::ledger::meaning::{dot, quantise};
+    use crate::ledger::rows::{dot, quantise};
 
     #[test]
     fn the_transform_keeps_the_length_up_to_its_scale() {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::abstraction::abstract_parent;
-use super::candidates::strongest_pairs;
+use super::candidates::{MAX_PARTNERS, strongest_pairs};
 use super::entry::{Entry, Status};
 use super::events::Event;
 use super::ops::Ledger;
@@ -103,12 +103,6 @@ pub fn sleep(
 /// Pairs judged per call of the judge, so memory holds one chunk's lessons
 /// at a time however many candidates a dense ledger has.
 const JUDGE_CHUNK: usize = 4096;
-
-/// The most candidate partners one lesson is judged against per round,
-/// of each kind (by trigger, by action; see [`candidate_pairs`]): what keeps a sleep over a dense ledger (thousands of lessons sharing a
-/// phrase) in bounded memory; a lesson's duplicates and contradictions are
-/// its most similar partners, and the next round sees the ledger again.
-pub const MAX_PARTNERS: usize = 16;
 
 /// Candidate pairs (by entry index) among active entries: each lesson's
 /// [`MAX_PARTNERS`] most similar by trigger (the same situation: merges,

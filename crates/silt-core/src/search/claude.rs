@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::cli::{Parsed, Settings, prompt};
+use super::cli_turn::{Parsed, Settings, prompt};
 use super::pool::Hit;
 
 /// The cheap model searches run on unless `SILT_CLAUDE_SEARCH_MODEL` says.

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::cli::{Parsed, Settings, prompt};
+use super::cli_turn::{Parsed, Settings, prompt};
 use super::pool::Hit;
 
 /// The cheap model and effort searches run on unless

@@ -10,6 +10,7 @@ pub mod brave;
 pub mod canonical;
 pub mod claude;
 pub mod cli;
+pub mod cli_turn;
 pub mod codex;
 pub mod pool;
 pub mod searxng;

@@ -13,12 +13,3 @@ silt_core::ledger_event_conversions!(Event, EventKind);
 pub fn view(e: &Entry, now: f64) -> Value {
     entry_from_wit(e).view(now)
 }
-
-/// "active", "dormant" or "retired".
-pub fn status_name(s: Status) -> &'static str {
-    match s {
-        Status::Active => "active",
-        Status::Dormant => "dormant",
-        Status::Retired => "retired",
-    }
-}

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::Notify;
+use wasmtime::component::{HasSelf, Linker};
 
 use crate::bindings::cli_search_backend::silt::search::exec::{self, ExecError, Exit};
 use crate::plugins::manifest::Manifest;
@@ -366,13 +367,9 @@ pub async fn run(
     })
 }
 
-/// The shared types interface has no functions; the world imports it only
-/// for the types the backend export uses.
-impl crate::bindings::search_backend::silt::search::types::Host for super::state::PluginState {}
-
-impl exec::Host for super::state::PluginState {
+impl exec::Host for ExecGrants {
     async fn granted(&mut self) -> Vec<String> {
-        self.exec.granted()
+        ExecGrants::granted(self)
     }
 
     async fn run(
@@ -381,15 +378,23 @@ impl exec::Host for super::state::PluginState {
         args: Vec<String>,
         timeout_ms: u64,
     ) -> Result<Exit, ExecError> {
-        let command = self.exec.command(
+        let command = self.command(
             &program,
             |k| std::env::var(k).ok(),
             std::env::var_os("PATH"),
         )?;
-        let limit = self.exec.limit_ms(timeout_ms);
+        let limit = self.limit_ms(timeout_ms);
         tracing::debug!(plugin = %self.plugin, program, limit, "running a granted program");
         run(command, args, limit).await
     }
+}
+
+/// Links `silt:search/exec` to the [`ExecGrants`] `get` finds.
+pub fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> &mut ExecGrants,
+) -> wasmtime::Result<()> {
+    exec::add_to_linker::<T, HasSelf<ExecGrants>>(linker, get)
 }
 
 #[cfg(test)]
@@ -537,32 +542,40 @@ mod tests {
         assert_eq!(out.status, Some(3));
         assert!(out.stdout.trim().contains("silt-exec-"), "{}", out.stdout);
         assert_eq!(out.stderr.trim(), "oops");
-        // what it left in its group dies with it once it exits
+        // What it left in its group dies with it once it exits: the call
+        // returns long before the 60 s the leftover would hold the pipe.
         let started = std::time::Instant::now();
-        let left = sh("sleep 30 & echo hi", 10_000).await.unwrap();
+        let left = sh("sleep 60 & echo hi", 10_000).await.unwrap();
         assert_eq!((left.status, left.stdout.trim()), (Some(0), "hi"));
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "{:?}",
-            started.elapsed()
+        assert!(started.elapsed() < Duration::from_secs(30));
+        // A helper that left the group holds the pipe; the call waits the
+        // grace for it, not the helper's 60 s. The leader exits only once
+        // the helper has started (its pid file is there), so the helper
+        // has surely escaped.
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("helper.pid");
+        let script = format!(
+            "setsid sh -c 'echo $$ > {0}.tmp && mv {0}.tmp {0}; exec sleep 60' & \
+             while [ ! -e {0} ]; do :; done; echo ok",
+            pid_file.display()
         );
-        // a helper that left the group cannot hold the call past the grace
         let started = std::time::Instant::now();
-        // the pause lets setsid run before the leader exits
-        let escaped = sh("setsid sleep 8 & sleep 0.3; echo ok", 10_000)
-            .await
-            .unwrap();
-        assert_eq!(escaped.stdout.trim(), "ok", "what was read is kept");
+        let escaped = sh(&script, 30_000).await.unwrap();
         let took = started.elapsed();
+        assert_eq!(escaped.stdout.trim(), "ok", "what was read is kept");
         assert!(
-            took >= READ_GRACE && took < Duration::from_secs(5),
+            took >= READ_GRACE && took < Duration::from_secs(30),
             "{took:?}"
         );
-        // hung: killed at the limit
+        let helper = std::fs::read_to_string(&pid_file).unwrap();
+        let _ = std::process::Command::new("kill")
+            .arg(helper.trim())
+            .status();
+        // hung: killed at the limit, well before either sleep ends
         let started = std::time::Instant::now();
-        let slow = sh("sleep 30 & sleep 30", 300).await;
+        let slow = sh("sleep 60 & sleep 60", 300).await;
         assert!(matches!(slow, Err(ExecError::TimedOut(300))));
-        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(started.elapsed() < Duration::from_secs(30));
         let flood = sh("yes", 20_000).await;
         assert!(matches!(flood, Err(ExecError::TooMuchOutput(_))));
     }

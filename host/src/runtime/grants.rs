@@ -1,0 +1,24 @@
+//! A plugin's grants, resolved once when it loads: what its WASI view
+//! opens and which programs it may run. Every store of the plugin is
+//! built from these, so a call never re-reads the manifest or the
+//! environment to learn what it may do.
+
+use super::capability::exec::ExecGrants;
+use super::capability::wasi::WasiGrants;
+use crate::plugins::manifest::Manifest;
+
+/// Everything `manifest` grants, resolved.
+#[derive(Debug, Clone)]
+pub struct Grants {
+    pub wasi: WasiGrants,
+    pub exec: ExecGrants,
+}
+
+impl Grants {
+    pub fn resolve(manifest: &Manifest) -> anyhow::Result<Self> {
+        Ok(Grants {
+            wasi: WasiGrants::resolve(manifest)?,
+            exec: ExecGrants::new(manifest),
+        })
+    }
+}
