@@ -3,7 +3,7 @@
 //! its child process), the Sediment ledger import, plugin manifests — and
 //! the tool arguments of a running server. Each runs a bounded number of
 //! inputs here (`.ci/run`); `SILT_FUZZ_ITERS=200000 cargo test --release
-//! -p silt-e2e --test fuzz` runs longer.
+//! --workspace --test e2e -- fuzz::` runs longer.
 
 use std::time::Duration;
 

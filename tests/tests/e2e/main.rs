@@ -1,0 +1,25 @@
+//! silt's end-to-end tests, in one test binary.
+//!
+//! Each module was its own binary once; every one of them linked the host,
+//! wasmtime, rmcp and tokio and instantiated their generic code again, so
+//! the seventeen cost about 420 s of compile time on 2 cores against one
+//! binary's fraction of that (docs/BENCHMARKS.md, "CI"). Run one family
+//! with `cargo test --release --test e2e -- embedding::`.
+
+mod embedding;
+mod fuzz;
+mod hostile;
+mod http_server;
+mod inspector;
+mod ledger_store;
+mod mcp_sediment;
+mod mcp_stdio;
+mod module_cycles;
+mod openai_judge;
+mod python_sdk;
+mod runtime;
+mod search;
+mod search_cli;
+mod standalone;
+mod triage;
+mod verify;
