@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """grep recall@10 through the `silt grep` command, for judges that only the
 host can reach (a model server over HTTP): the same cases, trees, split and
-scoring as crates/silt-core/examples/grep_eval.rs, which calls the engine
+scoring as crates/silt-embed/examples/grep_eval.rs, which calls the engine
 natively and extracts the trees (run it once first).
 
     python3 docs/eval/grep_through_silt.py --silt target/release/silt \
-        --judge openai [--held-out-only] [--trees /tmp/silt-grep-eval] [--json out.json]
+        --judge openai [--held-out-only] [--trees DIR] [--json out.json]
 
 Every fourth case (index 3, 7, 11, 15, 19) is held out, as in grep_eval.rs.
 Prints one line per case and a summary; exits non-zero if a call fails.
@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 # Where a case has several truth files, the one its note names (as PRIMARY
@@ -32,7 +33,7 @@ def main():
     ap.add_argument("--silt", required=True)
     ap.add_argument("--judge", required=True)
     ap.add_argument("--cases", default="docs/eval/grep-cases.json")
-    ap.add_argument("--trees", default="/tmp/silt-grep-eval")
+    ap.add_argument("--trees", default=os.path.join(tempfile.gettempdir(), "silt-grep-eval"))
     ap.add_argument("--json")
     ap.add_argument("--held-out-only", action="store_true",
                     help="only the five held-out cases (a slow judge)")
@@ -44,7 +45,7 @@ def main():
             continue
         tree = os.path.join(args.trees, case["parent"])
         if not os.path.isdir(tree):
-            sys.exit(f"{tree} is missing: run crates/silt-core/examples/grep_eval.rs first")
+            sys.exit(f"{tree} is missing: run crates/silt-embed/examples/grep_eval.rs first")
         started = time.monotonic()
         out = subprocess.run(
             [args.silt, "grep", "--judge", args.judge, "--json", "--top-k", "10",

@@ -4,9 +4,9 @@
 //! references: the largest files first, and the judge reading previews alone
 //! (grep before it had repository statistics).
 //!
-//! Usage: `cargo run --release -p silt-core --example grep_eval -- \
+//! Usage: `cargo run --release -p silt-embed --example grep_eval -- \
 //!     --git GITDIR [--cases docs/eval/grep-cases.json] \
-//!     [--trees /tmp/silt-grep-eval] [--json OUT.json] [--top N] \
+//!     [--trees DIR (default $TMPDIR/silt-grep-eval)] [--json OUT.json] [--top N] \
 //!     [--model DIR [--shortlist N|all] [--weights W,W,...] [--held-out-only]]`
 //!
 //! `--model` adds columns: grep with the embedding judge on that model
@@ -343,7 +343,12 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .cloned()
         .expect("--git GITDIR: a clone of github.com/cli/cli (its git directory)");
-    let trees = PathBuf::from(arg("--trees", "/tmp/silt-grep-eval"));
+    let trees = args
+        .iter()
+        .position(|a| a == "--trees")
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("silt-grep-eval"));
     // grep's own results are ranked this deep, so the primary's rank is
     // reported past the top 10 too
     let depth: usize = arg("--top", "200").parse().expect("--top is a number");
