@@ -2,6 +2,10 @@
 //! stderr (stdout may carry the driver's JSON), the clock is the wall
 //! clock, ids come from `wasi:random`.
 
+// A component only: on the host target the crate is empty, so
+// `cargo build --workspace` does not try to link its wasm exports.
+#![cfg(target_arch = "wasm32")]
+
 wit_bindgen::generate!({
     // the host's grants, and no vectors: an engine that asks for them (the
     // ledger's recall) falls back to its lexical path

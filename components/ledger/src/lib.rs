@@ -2,6 +2,10 @@
 //! the host syncs in, running `silt_core::ledger` on them and handing back
 //! what changed.
 
+// A component only: on the host target the crate is empty, so
+// `cargo build --workspace` does not try to link its wasm exports.
+#![cfg(target_arch = "wasm32")]
+
 mod convert;
 
 wit_bindgen::generate!({

@@ -3,6 +3,10 @@
 //! reach api.search.brave.com and nothing else). `SILT_BRAVE_ENDPOINT`,
 //! when granted, replaces the endpoint (a proxy, or a test server).
 
+// A component only: on the host target the crate is empty, so
+// `cargo build --workspace` does not try to link its wasm exports.
+#![cfg(target_arch = "wasm32")]
+
 wit_bindgen::generate!({
     path: "../../wit/search",
     world: "silt:search/search-backend-plugin",

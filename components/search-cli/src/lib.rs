@@ -2,6 +2,10 @@
 //! Which CLI it drives follows from the one program its manifest grants
 //! through `exec`; it has no network and reads only its granted settings.
 
+// A component only: on the host target the crate is empty, so
+// `cargo build --workspace` does not try to link its wasm exports.
+#![cfg(target_arch = "wasm32")]
+
 wit_bindgen::generate!({
     path: "../../wit/search",
     world: "silt:search/cli-search-backend-plugin",

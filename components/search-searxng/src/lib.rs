@@ -3,6 +3,10 @@
 //! lets it reach that instance and nothing else). Paging, retry, deadline
 //! and early-stop rules are `silt_core::search::searxng`'s.
 
+// A component only: on the host target the crate is empty, so
+// `cargo build --workspace` does not try to link its wasm exports.
+#![cfg(target_arch = "wasm32")]
+
 wit_bindgen::generate!({
     path: "../../wit/search",
     world: "silt:search/search-backend-plugin",

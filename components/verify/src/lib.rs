@@ -1,6 +1,10 @@
 //! The verify engine as a component: `silt_core::verify` run against the
 //! judge this component imports, with sources fetched through the host.
 
+// A component only: on the host target the crate is empty, so
+// `cargo build --workspace` does not try to link its wasm exports.
+#![cfg(target_arch = "wasm32")]
+
 wit_bindgen::generate!({
     path: ["../../wit/judge", "../../wit/host", "../../wit/sieve"],
     world: "silt:sieve/verify-engine",

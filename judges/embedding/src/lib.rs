@@ -6,6 +6,10 @@
 //! `reuse_calls`), so later calls pay neither the load nor for texts
 //! already embedded.
 
+// A component only: on the host target the crate is empty, so
+// `cargo build --workspace` does not try to link its wasm exports.
+#![cfg(target_arch = "wasm32")]
+
 wit_bindgen::generate!({
     path: ["../../wit/judge", "../../wit/embed"],
     world: "silt:embed/embedding-judge-plugin",

@@ -1,6 +1,10 @@
 //! The lexical judge as a component: a thin export of
 //! `silt_core::lexical`, which documents the scoring.
 
+// A component only: on the host target the crate is empty, so
+// `cargo build --workspace` does not try to link its wasm exports.
+#![cfg(target_arch = "wasm32")]
+
 wit_bindgen::generate!({
     path: "../../wit/judge",
     world: "silt:judge/lesson-judge-plugin",

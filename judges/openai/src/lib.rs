@@ -5,6 +5,10 @@
 //! The prompts and the reading are `silt_core::closed`; this component
 //! only carries them over `wasi:http` to the one server its grant names.
 
+// A component only: on the host target the crate is empty, so
+// `cargo build --workspace` does not try to link its wasm exports.
+#![cfg(target_arch = "wasm32")]
+
 mod http;
 mod settings;
 

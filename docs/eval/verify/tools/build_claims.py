@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build and check claims.jsonl from the claim table below.
 
-Run from /tmp/verify-eval (or docs/eval/verify/ once committed):
+Run from docs/eval/verify/:
     python3 tools/build_claims.py          # writes claims.jsonl after checking
     python3 tools/build_claims.py --check  # only checks an existing claims.jsonl
 """

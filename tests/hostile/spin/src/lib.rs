@@ -1,5 +1,9 @@
 //! Hostile judge: never returns.
 
+// A component only: on the host target the crate is empty, so
+// `cargo build --workspace` does not try to link its wasm exports.
+#![cfg(target_arch = "wasm32")]
+
 use hostile_bindings::{Guest, Item, JudgeError, JudgeInfo, Question, Response};
 
 struct Hostile;
