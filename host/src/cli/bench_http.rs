@@ -96,8 +96,20 @@ async fn call(client: &Client, name: &'static str, args: Value) -> Result<Value>
     Ok(r.structured_content.unwrap_or(Value::Null))
 }
 
-/// The `k`-th call of client `c`: recall, capture and ask in turn.
-async fn mixed_call(client: &Client, c: usize, k: u64) -> Result<bool> {
+/// What one call of the mix did.
+#[derive(Default)]
+struct Done {
+    /// A capture was acknowledged.
+    captured: bool,
+    /// Items the answer cache served (the mix's asks never repeat, so any
+    /// would mean the ask figures timed the cache).
+    cache_hits: u64,
+}
+
+/// The `k`-th call of client `c` at the level of `level` clients: recall,
+/// capture and ask in turn. Every ask's items are new text (no level
+/// repeats another's), so the judge answers each one.
+async fn mixed_call(client: &Client, level: usize, c: usize, k: u64) -> Result<Done> {
     match k % 3 {
         0 => call(
             client,
@@ -105,7 +117,7 @@ async fn mixed_call(client: &Client, c: usize, k: u64) -> Result<bool> {
             json!({"context": format!("deploying service {c} to staging"), "k": 3}),
         )
         .await
-        .map(|_| false),
+        .map(|_| Done::default()),
         1 => call(
             client,
             "sediment_capture",
@@ -113,17 +125,24 @@ async fn mixed_call(client: &Client, c: usize, k: u64) -> Result<bool> {
                    "prefer": format!("run smoke suite {c}-{k} first")}),
         )
         .await
-        .map(|_| true),
+        .map(|_| Done {
+            captured: true,
+            ..Done::default()
+        }),
         _ => call(
             client,
             "sieve_ask",
             json!({"question": "Does the item mention staging?",
                    "yes": "It mentions staging", "no": "It does not",
-                   "items": [format!("deploy {c} to staging"), "a note about colours"],
+                   "items": [format!("deploy build {level}-{c}-{k} to staging"),
+                             format!("a note about colours, draft {level}-{c}-{k}")],
                    "threshold": 0.0}),
         )
         .await
-        .map(|_| false),
+        .map(|answer| Done {
+            cache_hits: answer["cache_hits"].as_u64().unwrap_or(0),
+            ..Done::default()
+        }),
     }
 }
 
@@ -132,6 +151,9 @@ struct Level {
     calls: u64,
     errors: u64,
     captures: u64,
+    cache_hits: u64,
+    /// p50 of recall, capture and ask alone.
+    tool_p50_ms: [f64; 3],
     seconds: f64,
     p50_ms: f64,
     p99_ms: f64,
@@ -144,22 +166,24 @@ async fn run_level(target: &Target, clients: usize, seconds: u64) -> Result<Leve
     }
     let errors = Arc::new(AtomicU64::new(0));
     let captures = Arc::new(AtomicU64::new(0));
+    let cache_hits = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let deadline = start + Duration::from_secs(seconds);
     let mut tasks = Vec::new();
     for (c, client) in connected.into_iter().enumerate() {
-        let (errors, captures) = (errors.clone(), captures.clone());
+        let (errors, captures, cache_hits) = (errors.clone(), captures.clone(), cache_hits.clone());
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut k = 0u64;
             while Instant::now() < deadline {
                 let t = Instant::now();
-                match mixed_call(&client, c, k).await {
-                    Ok(captured) => {
-                        latencies.push(t.elapsed());
-                        if captured {
+                match mixed_call(&client, clients, c, k).await {
+                    Ok(done) => {
+                        latencies.push((k % 3, t.elapsed()));
+                        if done.captured {
                             captures.fetch_add(1, Ordering::Relaxed);
                         }
+                        cache_hits.fetch_add(done.cache_hits, Ordering::Relaxed);
                     }
                     Err(e) => {
                         errors.fetch_add(1, Ordering::Relaxed);
@@ -172,24 +196,35 @@ async fn run_level(target: &Target, clients: usize, seconds: u64) -> Result<Leve
             latencies
         }));
     }
-    let mut all = Vec::new();
+    let mut tagged = Vec::new();
     for t in tasks {
-        all.extend(t.await?);
+        tagged.extend(t.await?);
     }
     let elapsed = start.elapsed().as_secs_f64();
-    all.sort();
-    let pct = |p: f64| {
-        all.get(((all.len() as f64 - 1.0) * p).round() as usize)
+    let pct = |mut v: Vec<Duration>, p: f64| {
+        v.sort();
+        v.get(((v.len() as f64 - 1.0) * p).round() as usize)
             .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
     };
+    let of = |kind: u64| -> Vec<Duration> {
+        tagged
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, d)| *d)
+            .collect()
+    };
+    let all: Vec<Duration> = tagged.iter().map(|(_, d)| *d).collect();
     Ok(Level {
         clients,
         calls: all.len() as u64,
+        // recall, capture and ask, in the mix's order
+        tool_p50_ms: [pct(of(0), 0.5), pct(of(1), 0.5), pct(of(2), 0.5)],
         errors: errors.load(Ordering::Relaxed),
         captures: captures.load(Ordering::Relaxed),
+        cache_hits: cache_hits.load(Ordering::Relaxed),
         seconds: elapsed,
-        p50_ms: pct(0.5),
-        p99_ms: pct(0.99),
+        p50_ms: pct(all.clone(), 0.5),
+        p99_ms: pct(all, 0.99),
     })
 }
 
@@ -203,12 +238,13 @@ pub async fn run(args: BenchHttpArgs) -> Result<()> {
         captured += level.captures;
         if !args.json {
             println!(
-                "{:>4} clients: {:>7.1} calls/s, p50 {:>7.1} ms, p99 {:>7.1} ms, {} errors",
+                "{:>4} clients: {:>7.1} calls/s, p50 {:>7.1} ms, p99 {:>7.1} ms, {} errors, {} ask items from the cache",
                 level.clients,
                 level.calls as f64 / level.seconds,
                 level.p50_ms,
                 level.p99_ms,
-                level.errors
+                level.errors,
+                level.cache_hits
             );
         }
         levels.push(level);
@@ -225,10 +261,12 @@ pub async fn run(args: BenchHttpArgs) -> Result<()> {
     let _ = server.wait().await;
     if args.json {
         let out = json!({
-            "mix": "sediment_recall, sediment_capture, sieve_ask (lexical) in turn",
+            "mix": "sediment_recall, sediment_capture, sieve_ask (lexical, 2 new items) in turn",
             "seconds_per_level": args.seconds,
             "levels": levels.iter().map(|l| json!({
                 "clients": l.clients, "calls": l.calls, "errors": l.errors,
+                "ask_items_from_cache": l.cache_hits,
+                "p50_ms_recall_capture_ask": l.tool_p50_ms.map(|ms| (ms * 10.0).round() / 10.0),
                 "calls_per_s": (l.calls as f64 / l.seconds * 10.0).round() / 10.0,
                 "p50_ms": (l.p50_ms * 10.0).round() / 10.0,
                 "p99_ms": (l.p99_ms * 10.0).round() / 10.0,

@@ -175,19 +175,7 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         std::fs::copy(&json_path, keep)?;
     }
 
-    let tools = LedgerTools::at(
-        app.runtime.clone(),
-        app.config.clone(),
-        dir.path().join("ledger.db"),
-        None,
-        Some(now),
-    )
-    .without_auto_sleep();
-    {
-        let entries = sediment_json::read(&json_path, now)?;
-        let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
-        service.store.import(&entries, "generated", now)?;
-    }
+    let tools = imported(app, &json_path, &dir.path().join("ledger.db"), now).await?;
     let arg = |v: Value| v.as_object().cloned().unwrap_or_default();
     // the first call syncs the whole ledger into a fresh engine instance
     let t = Instant::now();
@@ -219,18 +207,30 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
     });
     let (mut sleep_ms, mut consolidate_ms) = (0.0, 0.0);
     if !args.no_sleep {
+        // consolidate on the whole generated ledger, as the reference's
+        // runs on its own copy: a ledger of its own, its engine synced
+        // first like the other timed calls
+        let whole = imported(app, &json_path, &dir.path().join("whole.db"), now).await?;
+        let active = whole
+            .stats(arg(json!({"limit": 1})))
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?["active"]
+            .clone();
+        let t = Instant::now();
+        let consolidated = whole
+            .consolidate(arg(json!({})))
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
+        consolidate_ms = t.elapsed().as_secs_f64() * 1000.0;
+        drop(whole);
+        silt["consolidate_active_before"] = active;
+        silt["consolidate"] = consolidated;
         let t = Instant::now();
         let sleep = tools
             .sleep(arg(json!({})))
             .await
             .map_err(|e| anyhow::anyhow!(e))?;
         sleep_ms = t.elapsed().as_secs_f64() * 1000.0;
-        let t = Instant::now();
-        tools
-            .consolidate(arg(json!({})))
-            .await
-            .map_err(|e| anyhow::anyhow!(e))?;
-        consolidate_ms = t.elapsed().as_secs_f64() * 1000.0;
         // captures with auto-sleep's redundancy check on, after the pass (a
         // threshold never reached, so the check runs and no pass does): the
         // first syncs a fresh engine and counts the pairs no pass judged,
@@ -293,8 +293,9 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
             ("sleep", 1),
             ("consolidate", 1),
         ] {
-            // every operation starts from the generated ledger, as silt's did
-            if op == "recall" || op == "sleep" {
+            // recall, sleep and consolidate start from the generated ledger,
+            // as silt's did (capture adds to what recall left)
+            if op != "capture" {
                 std::fs::copy(&json_path, &copy)?;
             }
             let r = reference(checkout, &copy, op, calls, args.reference_timeout)?;
@@ -336,6 +337,25 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Ledger tools on a new ledger at `db` holding the generated lessons of
+/// `json_path`, auto-sleep off.
+async fn imported(app: &App, json_path: &Path, db: &Path, now: f64) -> Result<LedgerTools> {
+    let tools = LedgerTools::at(
+        app.runtime.clone(),
+        app.config.clone(),
+        db.to_path_buf(),
+        None,
+        Some(now),
+    )
+    .without_auto_sleep();
+    {
+        let entries = sediment_json::read(json_path, now)?;
+        let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
+        service.store.import(&entries, "generated", now)?;
+    }
+    Ok(tools)
 }
 
 /// `w` `silt serve` processes capturing `per` lessons each into one ledger

@@ -56,6 +56,16 @@ fn fresh_app(dir: &Path) -> Result<App> {
     App::with_config(config, true)
 }
 
+/// Fails when a run timed as cold was served answers from a cache.
+fn no_answer_cached(result: &Value, what: &str) -> Result<()> {
+    let hits = result["cache_hits"].as_u64();
+    anyhow::ensure!(
+        hits == Some(0),
+        "the cold {what} run found {hits:?} answers cached: it would not be cold"
+    );
+    Ok(())
+}
+
 /// The floor any grep pays: list the files (`rg --files` when installed,
 /// else silt's own gitignore-aware walk) and read every one.
 fn io_floor(repo: &Path) -> Result<(Duration, String, usize, u64)> {
@@ -116,8 +126,7 @@ fn verify_fixture(dir: &Path) -> Result<String> {
 }
 
 /// Copies the regular files of `from` into `to`, leaving out `.git` and
-/// grep's answer cache (a repository with a `.gitignore` keeps its answers
-/// inside it, and a cold run must not find them).
+/// any `.silt-cache` an older silt left inside the tree.
 fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
@@ -167,12 +176,14 @@ pub async fn run(args: BenchSieveArgs) -> Result<()> {
         ]
     };
     for &(name, mode) in modes {
-        // cold: a fresh app, nothing compiled or cached
+        // cold: a fresh app on an empty cache folder of its own, nothing
+        // compiled, no answer kept (the OS page cache is warm)
         let app = fresh_app(&cache.path().join(name))?;
         let t = Instant::now();
         let p = params(mode, &args.question);
         let first = grep::run(&app.runtime, &app.config, &p, None, None).await?;
         let cold = t.elapsed();
+        no_answer_cached(&first, name)?;
         let mut warm = Vec::new();
         for _ in 0..runs {
             let t = Instant::now();
@@ -211,6 +222,7 @@ pub async fn run(args: BenchSieveArgs) -> Result<()> {
     let t = Instant::now();
     let first = verify::run(&app.runtime, &app.config, &vparams, None, None).await?;
     let vcold = t.elapsed();
+    no_answer_cached(&first, "verify")?;
     let mut vwarm = Vec::new();
     for _ in 0..runs {
         let t = Instant::now();

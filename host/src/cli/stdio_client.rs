@@ -78,15 +78,15 @@ impl Silt {
         bail!("silt serve exited before answering {method}")
     }
 
-    /// One tool call; Err on a tool error.
-    pub async fn call(&mut self, tool: &str, args: &Value) -> Result<()> {
+    /// One tool call: its structured result; Err on a tool error.
+    pub async fn call(&mut self, tool: &str, args: &Value) -> Result<Value> {
         let r = self
             .request("tools/call", json!({"name": tool, "arguments": args}))
             .await?;
         if r["isError"] == true {
             bail!("{tool} failed: {}", r["content"]);
         }
-        Ok(())
+        Ok(r["structuredContent"].clone())
     }
 
     /// `calls` sequential calls of `tool`, each timed.

@@ -468,7 +468,10 @@ impl ServerHandler for SiltServer {
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let router = Self::tool_router();
         tokio::select! {
-            out = router.call(call) => out,
+            out = async {
+                let _turn = self.runtime.turn().await;
+                router.call(call).await
+            } => out,
             () = cancelled.cancelled() => {
                 tracing::info!("{name}: the caller went away; its work was stopped");
                 Err(rmcp::ErrorData::internal_error(

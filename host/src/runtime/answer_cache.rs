@@ -36,6 +36,10 @@ impl AnswerCache {
             .with_context(|| format!("cannot open answer cache {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
+        // disposable: an answer lost to a power cut is asked again, so a
+        // put need not wait for an fsync (with FULL, each new answer cost
+        // one, and a busy server's asks queued behind them)
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS answers (
                  key TEXT PRIMARY KEY,

@@ -44,8 +44,19 @@ use linkers::Linkers;
 use sandbox::Sandbox;
 use state::PluginState;
 
-/// Concurrent component instances the pool holds (an ask call uses two).
+/// Concurrent component instances the pool holds.
 const POOL_INSTANCES: u32 = 128;
+/// Instances one tool call holds at once at most: an engine and its
+/// judge, or one backend per query variant of a search (2 to 4).
+const INSTANCES_PER_CALL: u32 = 4;
+/// Instances left for what lives between calls: warm judges and ledger
+/// engines.
+const KEPT_INSTANCES: u32 = 32;
+/// Tool calls that run at once. More wait for a turn: without the limit,
+/// 256 concurrent clients of the HTTP server filled the pool and calls
+/// failed with "maximum concurrent limit of 128 for component instances"
+/// (`silt bench-http`, docs/BENCHMARKS.md).
+pub const CONCURRENT_CALLS: u32 = (POOL_INSTANCES - KEPT_INSTANCES) / INSTANCES_PER_CALL;
 
 /// Why a tool call through the runtime failed.
 #[derive(Debug, thiserror::Error)]
@@ -136,6 +147,8 @@ pub struct Runtime {
     pub grep_cache_root: Option<std::path::PathBuf>,
     plugins: PluginTable,
     loads: Mutex<Vec<LoadReport>>,
+    /// Turns for tool calls ([`CONCURRENT_CALLS`]).
+    turns: tokio::sync::Semaphore,
 }
 
 impl Runtime {
@@ -178,8 +191,19 @@ impl Runtime {
                 .map(|d| d.join("grep")),
             answers,
             plugins: Mutex::new(HashMap::new()),
+            turns: tokio::sync::Semaphore::new(CONCURRENT_CALLS as usize),
             loads: Mutex::new(Vec::new()),
         }))
+    }
+
+    /// Waits for a turn to run one tool call; the turn ends when the
+    /// permit is dropped. A server takes one per call so that concurrency
+    /// queues calls instead of exhausting the instance pool.
+    pub async fn turn(&self) -> tokio::sync::SemaphorePermit<'_> {
+        self.turns
+            .acquire()
+            .await
+            .expect("the runtime never closes its turns")
     }
 
     pub fn engine(&self) -> &Engine {

@@ -187,6 +187,42 @@ async fn bad_arguments_get_a_clear_tool_error() {
     client.cancel().await.unwrap();
 }
 
+#[tokio::test]
+async fn more_concurrent_calls_than_the_pool_holds_queue_and_all_answer() {
+    let (client, _home) = start().await;
+    // long items keep each call's two instances alive across many epoch
+    // yields, so 300 calls in flight would need more than the pool's 128
+    let items: Vec<String> = (0..48)
+        .map(|i| {
+            format!(
+                "item {i}: {}",
+                "a report of a crash when saving files ".repeat(60)
+            )
+        })
+        .collect();
+    let calls = (0..300).map(|n| {
+        call(
+            &client,
+            json!({"question": format!("Does the item describe a bug? ({n})"),
+                   "yes": "It reports a crash", "no": "It does not",
+                   "items": items, "threshold": 0.0}),
+        )
+    });
+    let results = futures_util::future::join_all(calls).await;
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| r.is_error == Some(true))
+        .map(text_of)
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of 300 calls failed, first: {:?}",
+        failed.len(),
+        failed.first()
+    );
+    client.cancel().await.unwrap();
+}
+
 async fn call_tool(client: &Client, tool: &str, args: Value) -> CallToolResult {
     let args = args.as_object().unwrap().clone();
     client
