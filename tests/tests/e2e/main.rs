@@ -2,9 +2,9 @@
 //!
 //! Each module was its own binary once; every one of them linked the host,
 //! wasmtime, rmcp and tokio and instantiated their generic code again, so
-//! the seventeen cost about 420 s of compile time on 2 cores against one
-//! binary's fraction of that (docs/BENCHMARKS.md, "CI"). Run one family
-//! with `cargo test --release --test e2e -- embedding::`.
+//! the seventeen cost 440 s of CPU to build on 2 cores against this one
+//! binary's 101 s (docs/BENCHMARKS.md, "CI time"). Run one family with
+//! `cargo test --release --workspace --locked --test e2e -- embedding::`.
 
 mod embedding;
 mod fuzz;
