@@ -45,11 +45,15 @@ pub mod verify_engine {
     });
 }
 
-/// A judge that also relates lessons (exports `silt:judge/relate`).
-pub mod lesson_judge {
+/// What the host calls to relate lessons: `silt:judge/relations`, bound
+/// alone so a judge is asked for it whatever else it exports.
+pub mod relations_judge {
     wasmtime::component::bindgen!({
         path: "../wit/judge",
-        world: "silt:judge/lesson-judge-plugin",
+        inline: "package silt:host-bindings; world relations-judge {
+            export silt:judge/relations@0.1.1;
+        }",
+        world: "silt:host-bindings/relations-judge",
         imports: { default: async },
         exports: { default: async },
         additional_derives: [serde::Serialize],
@@ -57,11 +61,30 @@ pub mod lesson_judge {
     });
 }
 
-/// A judge that relates lessons and embeds text (exports `silt:embed/embed`).
+/// The deprecated positional `silt:judge/relate`, as judges built against
+/// silt:judge 0.1.0 export it (found under its 0.1.0 name by semver).
+pub mod relate_judge_v0_1 {
+    wasmtime::component::bindgen!({
+        path: "../wit/judge",
+        inline: "package silt:host-bindings; world relate-judge {
+            export silt:judge/relate@0.1.1;
+        }",
+        world: "silt:host-bindings/relate-judge",
+        imports: { default: async },
+        exports: { default: async },
+        additional_derives: [serde::Serialize],
+        with: { "silt:judge/types": crate::bindings::judge::silt::judge::types },
+    });
+}
+
+/// What the host calls for vectors: `silt:embed/embed`, bound alone.
 pub mod embedding_judge {
     wasmtime::component::bindgen!({
         path: ["../wit/judge", "../wit/embed"],
-        world: "silt:embed/embedding-judge-plugin",
+        inline: "package silt:host-bindings; world embedder {
+            export silt:embed/embed@0.2.1;
+        }",
+        world: "silt:host-bindings/embedder",
         imports: { default: async },
         exports: { default: async },
         additional_derives: [serde::Serialize],
@@ -69,7 +92,7 @@ pub mod embedding_judge {
     });
 }
 
-/// The ledger engine: exports `silt:ledger/engine`, imports `relate`,
+/// The ledger engine: exports `silt:ledger/engine`, imports `relations`,
 /// `embed`, fresh ids and the log.
 pub mod ledger_engine {
     wasmtime::component::bindgen!({

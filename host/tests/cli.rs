@@ -107,9 +107,9 @@ fn inspect_embedding_shows_its_model_grant_and_vectors() {
     assert_eq!(
         out["exports"],
         serde_json::json!([
-            "silt:judge/judge@0.1.0",
-            "silt:judge/relate@0.1.0",
-            "silt:embed/embed@0.2.0"
+            "silt:judge/judge@0.1.1",
+            "silt:judge/relations@0.1.1",
+            "silt:embed/embed@0.2.1"
         ])
     );
 }
@@ -124,7 +124,7 @@ fn inspect_lexical_shows_no_grants() {
     );
     assert_eq!(
         out["exports"],
-        serde_json::json!(["silt:judge/judge@0.1.0", "silt:judge/relate@0.1.0"])
+        serde_json::json!(["silt:judge/judge@0.1.1", "silt:judge/relations@0.1.1"])
     );
     assert_eq!(out["info"]["deterministic"], true);
     // a similarity judge is never trusted to confirm a claim

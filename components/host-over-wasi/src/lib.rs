@@ -11,7 +11,7 @@ wit_bindgen::generate!({
     // ledger's recall) falls back to its lexical path
     inline: "package silt:standalone; world host-over-wasi {
         include silt:host/host-over-wasi@0.2.0;
-        export silt:embed/embed@0.2.0;
+        export silt:embed/embed@0.2.1;
     }",
     path: ["../../wit/judge", "../../wit/host", "../../wit/embed"],
     world: "silt:standalone/host-over-wasi",

@@ -3,7 +3,7 @@
 use silt_core::ledger::{self as core, ops};
 use silt_core::types::{Answer, AnswerSpace, ChoiceOption};
 
-use crate::silt::judge::types::Distribution;
+use crate::silt::judge::relations::Relation;
 use crate::silt::ledger::types::{
     Candidate, Entry, Event, EventKind, Judgment, Params, Status, Verdict,
 };
@@ -38,10 +38,10 @@ pub fn judgment_in(j: Judgment) -> ops::Judgment {
     }
 }
 
-/// Validates the judge's distributions like any choose answer; each is
-/// one relation's probabilities (merge, contradict, sibling, distinct).
+/// Validates the judge's relations like any choose answer over the four
+/// (each finite in [0, 1], summing to 1).
 pub fn relations(
-    answers: &[Distribution],
+    answers: &[Relation],
     pairs: usize,
 ) -> Result<Vec<core::relate::Relation>, String> {
     if answers.len() != pairs {
@@ -63,15 +63,15 @@ pub fn relations(
     answers
         .iter()
         .enumerate()
-        .map(|(i, d)| {
+        .map(|(i, r)| {
+            let p = [r.merge, r.contradict, r.sibling, r.distinct];
             let answer = Answer::Distribution {
-                probabilities: d.probabilities.clone(),
-                pick: d.pick,
+                probabilities: p.to_vec(),
+                pick: None,
             };
             silt_core::validate::validate_answer(&space, &answer)
                 .map_err(|e| format!("the judge's relation for pair {i} was refused: {e}"))?;
-            let p = &d.probabilities;
-            Ok([p[0], p[1], p[2], p[3]])
+            Ok(p)
         })
         .collect()
 }

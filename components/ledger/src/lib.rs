@@ -27,7 +27,7 @@ use silt_core::ledger::{self as core, ops};
 /// Lesson pairs sent to the judge per call.
 const RELATE_BATCH: usize = 256;
 
-/// The imported judge's `relate`, validated.
+/// The imported judge's `relations`, validated.
 struct ImportedRelations;
 
 impl core::relate::RelationJudge for ImportedRelations {
@@ -35,7 +35,7 @@ impl core::relate::RelationJudge for ImportedRelations {
         &mut self,
         pairs: &[(core::relate::Lesson<'_>, core::relate::Lesson<'_>)],
     ) -> Result<Vec<core::relate::Relation>, String> {
-        use silt::judge::relate::{Lesson, LessonPair};
+        use silt::judge::relations::{Lesson, LessonPair};
         let lesson = |l: &core::relate::Lesson<'_>| Lesson {
             when: l.when.to_string(),
             prefer: l.prefer.to_string(),
@@ -50,7 +50,7 @@ impl core::relate::RelationJudge for ImportedRelations {
         let mut relations = Vec::with_capacity(pairs.len());
         // bounded batches keep each answer well under a judge's output cap
         for batch in pairs.chunks(RELATE_BATCH) {
-            let answers = silt::judge::relate::relate(batch)
+            let answers = silt::judge::relations::relate(batch)
                 .map_err(|e| format!("the judge could not relate lessons: {e:?}"))?;
             relations.extend(convert::relations(&answers, batch.len())?);
         }

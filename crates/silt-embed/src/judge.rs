@@ -80,7 +80,7 @@ impl VectorCache {
 /// One lesson as the judge reads it: (when, prefer).
 pub type LessonText<'a> = (&'a str, &'a str);
 
-/// Relation probabilities in the order of `silt:judge/relate`: merge,
+/// Relation probabilities in the order of silt_core's `RELATIONS`: merge,
 /// contradict, sibling, distinct.
 pub type Relation = [f64; 4];
 

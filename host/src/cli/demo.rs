@@ -10,7 +10,7 @@ use crate::runtime::ledger::default_params;
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
-    /// The judge for the sleep pass (it must export silt:judge/relate).
+    /// The judge for the sleep pass (it must export silt:judge/relations).
     #[arg(long, default_value = "lexical")]
     pub judge: String,
     /// The time to run at, in unix seconds (default: now).

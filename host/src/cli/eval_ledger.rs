@@ -15,13 +15,13 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::app::App;
-use crate::bindings::ledger_engine::silt::judge::relate::{Lesson, LessonPair};
+use crate::bindings::ledger_engine::silt::judge::relations::{Lesson, LessonPair};
 use silt_core::ledger::relate::{self, Decision, Relation, RelationJudge, Verdict};
 
 #[derive(Debug, Args)]
@@ -101,16 +101,11 @@ async fn relations(app: &App, judge: &str, pairs: &[(&Text, &Text)]) -> Result<V
             .relate(batch)
             .await
             .map_err(|e| anyhow::anyhow!("judge '{judge}' could not relate lessons: {e:?}"))?;
-        for d in answers {
-            let p = &d.probabilities;
-            if p.len() != 4 {
-                bail!(
-                    "judge '{judge}' gave {} relation probabilities, not 4",
-                    p.len()
-                );
-            }
-            out.push([p[0], p[1], p[2], p[3]]);
-        }
+        out.extend(
+            answers
+                .into_iter()
+                .map(|r| [r.merge, r.contradict, r.sibling, r.distinct]),
+        );
         eprint!("\rrelated {}/{} pairs", out.len(), pairs.len());
     }
     eprintln!();

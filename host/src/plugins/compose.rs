@@ -49,7 +49,7 @@ fn plug_leaving(socket: (&str, &[u8]), plugs: &[(&str, &[u8])], leave: bool) -> 
         .collect();
     if !left.is_empty() && !leave {
         bail!(
-            "{} still imports {} after composition; the judge must export silt:judge/relate",
+            "{} still imports {} after composition; the judge must export silt:judge/relations (a judge built against silt:judge 0.1.0 has only the deprecated relate: rebuild it against 0.1.1)",
             socket.0,
             left.join(", ")
         );
@@ -65,7 +65,7 @@ pub fn ledger_library(ledger: &[u8], judge: &[u8]) -> Result<Vec<u8>> {
     // the judge first: its vectors (if it has any) win over the
     // standalone "no vectors" answer, which only fills what is left
     let judged = plug_leaving(("silt:ledger", ledger), &[("silt:judge", judge)], true)
-        .context("the judge must export silt:judge/relate")?;
+        .context("the judge must export silt:judge/relations")?;
     plug(
         ("silt:ledger", &judged),
         &[("silt:host-over-wasi", HOST_OVER_WASI)],

@@ -12,13 +12,14 @@ use super::grants::Grants;
 use super::sandbox::Sandbox;
 use super::state::PluginState;
 use crate::bindings::embedding_judge::exports::silt::embed::embed::Embedding;
-use crate::bindings::embedding_judge::{EmbeddingJudgePlugin, EmbeddingJudgePluginPre};
+use crate::bindings::embedding_judge::{Embedder, EmbedderPre};
 use crate::bindings::judge::{JudgePlugin, JudgePluginPre};
-use crate::bindings::ledger_engine::silt::judge::relate as engine_relate;
-use crate::bindings::lesson_judge::exports::silt::judge::relate as judge_relate;
-use crate::bindings::lesson_judge::{LessonJudgePlugin, LessonJudgePluginPre};
-use crate::bindings::types::Distribution;
-use crate::bindings::types::{Item, JudgeError, JudgeInfo, Question, Response};
+use crate::bindings::ledger_engine::silt::judge::relations as engine_relations;
+use crate::bindings::relate_judge_v0_1::exports::silt::judge::relate as positional;
+use crate::bindings::relate_judge_v0_1::{RelateJudge, RelateJudgePre};
+use crate::bindings::relations_judge::exports::silt::judge::relations as named;
+use crate::bindings::relations_judge::{RelationsJudge, RelationsJudgePre};
+use crate::bindings::types::{Distribution, Item, JudgeError, JudgeInfo, Question, Response};
 use crate::plugins::manifest::Manifest;
 
 /// One call on a warm instance's export `$field` (taken out of the
@@ -76,10 +77,10 @@ pub struct LoadedJudge {
     grants: Grants,
     engine: Engine,
     pre: JudgePluginPre<PluginState>,
-    /// Set when the component also exports `silt:judge/relate`.
-    relate_pre: Option<LessonJudgePluginPre<PluginState>>,
+    /// How the judge relates lessons, if it does.
+    relate_pre: RelatePre,
     /// Set when the component also exports `silt:embed/embed`.
-    embed_pre: Option<EmbeddingJudgePluginPre<PluginState>>,
+    embed_pre: Option<EmbedderPre<PluginState>>,
     /// Idle warm instances (judges with `reuse_calls` > 1).
     warm: Mutex<Vec<Warm>>,
 }
@@ -92,9 +93,33 @@ const MAX_IDLE: usize = 2;
 struct Warm {
     store: Store<PluginState>,
     judge: Option<JudgePlugin>,
-    relate: Option<LessonJudgePlugin>,
-    embed: Option<EmbeddingJudgePlugin>,
+    relations: Option<RelationsJudge>,
+    relate_v0_1: Option<RelateJudge>,
+    embed: Option<Embedder>,
     calls: u32,
+}
+
+/// Which relation export a judge has, found when it loads.
+pub enum RelatePre {
+    /// `silt:judge/relations` (silt:judge 0.1.1 and later).
+    Named(RelationsJudgePre<PluginState>),
+    /// The deprecated positional `relate` of a judge built against 0.1.0.
+    Positional(RelateJudgePre<PluginState>),
+    /// Neither: the judge serves everything but the sleep pass.
+    None,
+}
+
+impl RelatePre {
+    /// The newest relation export `pre`'s component has.
+    pub fn find(pre: &wasmtime::component::InstancePre<PluginState>) -> Self {
+        if let Ok(named) = RelationsJudgePre::new(pre.clone()) {
+            RelatePre::Named(named)
+        } else if let Ok(positional) = RelateJudgePre::new(pre.clone()) {
+            RelatePre::Positional(positional)
+        } else {
+            RelatePre::None
+        }
+    }
 }
 
 impl LoadedJudge {
@@ -104,8 +129,8 @@ impl LoadedJudge {
         manifest: Arc<Manifest>,
         grants: Grants,
         pre: JudgePluginPre<PluginState>,
-        relate_pre: Option<LessonJudgePluginPre<PluginState>>,
-        embed_pre: Option<EmbeddingJudgePluginPre<PluginState>>,
+        relate_pre: RelatePre,
+        embed_pre: Option<EmbedderPre<PluginState>>,
     ) -> Result<Self, PluginFailure> {
         let mut loaded = LoadedJudge {
             manifest,
@@ -180,22 +205,27 @@ impl LoadedJudge {
                         .instantiate_async(&mut store)
                         .await?;
                     let judge = JudgePlugin::new(&mut store, &instance)?;
-                    let relate = self
-                        .relate_pre
-                        .as_ref()
-                        .and_then(|_| LessonJudgePlugin::new(&mut store, &instance).ok());
+                    let relations = match self.relate_pre {
+                        RelatePre::Named(_) => RelationsJudge::new(&mut store, &instance).ok(),
+                        _ => None,
+                    };
+                    let relate_v0_1 = match self.relate_pre {
+                        RelatePre::Positional(_) => RelateJudge::new(&mut store, &instance).ok(),
+                        _ => None,
+                    };
                     let embed = self
                         .embed_pre
                         .as_ref()
-                        .and_then(|_| EmbeddingJudgePlugin::new(&mut store, &instance).ok());
-                    Ok((judge, relate, embed))
+                        .and_then(|_| Embedder::new(&mut store, &instance).ok());
+                    Ok((judge, relations, relate_v0_1, embed))
                 })
                 .await;
-                let (judge, relate, embed) = sandbox.finish(&store, outcome)?;
+                let (judge, relations, relate_v0_1, embed) = sandbox.finish(&store, outcome)?;
                 Warm {
                     store,
                     judge: Some(judge),
-                    relate,
+                    relations,
+                    relate_v0_1,
                     embed,
                     calls: 0,
                 }
@@ -242,7 +272,7 @@ impl LoadedJudge {
 impl LoadedJudge {
     /// Whether this judge can relate lessons (the ledger's sleep pass).
     pub fn can_relate(&self) -> bool {
-        self.relate_pre.is_some()
+        !matches!(self.relate_pre, RelatePre::None)
     }
 
     /// Vectors for `texts`, when the judge exports `silt:embed/embed`;
@@ -266,36 +296,91 @@ impl LoadedJudge {
     }
 
     /// Relates lesson pairs, with the plugin's limits; failures come back
-    /// as judge errors for the engine to report.
+    /// as judge errors for the engine to report. A judge built against
+    /// silt:judge 0.1.0 answers through the deprecated positional `relate`,
+    /// whose lists are read as the four named relations.
     pub async fn relate(
         &self,
-        pairs: Vec<engine_relate::LessonPair>,
-    ) -> Result<Vec<Distribution>, JudgeError> {
-        let Some(pre) = &self.relate_pre else {
-            return Err(JudgeError::Unsupported(format!(
-                "judge '{}' does not export silt:judge/relate, so it cannot relate lessons; use the lexical judge or review and apply judgments yourself",
+        pairs: Vec<engine_relations::LessonPair>,
+    ) -> Result<Vec<engine_relations::Relation>, JudgeError> {
+        match &self.relate_pre {
+            RelatePre::Named(pre) => {
+                let lesson = |l: engine_relations::Lesson| named::Lesson {
+                    when: l.when,
+                    prefer: l.prefer,
+                };
+                let pairs: Vec<named::LessonPair> = pairs
+                    .into_iter()
+                    .map(|p| named::LessonPair {
+                        a: lesson(p.a),
+                        b: lesson(p.b),
+                    })
+                    .collect();
+                let relations = self.relate_named(pre, &pairs).await?;
+                Ok(relations
+                    .into_iter()
+                    .map(|r| engine_relations::Relation {
+                        merge: r.merge,
+                        contradict: r.contradict,
+                        sibling: r.sibling,
+                        distinct: r.distinct,
+                    })
+                    .collect())
+            }
+            RelatePre::Positional(pre) => {
+                let lesson = |l: engine_relations::Lesson| positional::Lesson {
+                    when: l.when,
+                    prefer: l.prefer,
+                };
+                let pairs: Vec<positional::LessonPair> = pairs
+                    .into_iter()
+                    .map(|p| positional::LessonPair {
+                        a: lesson(p.a),
+                        b: lesson(p.b),
+                    })
+                    .collect();
+                let lists = self.relate_positional(pre, &pairs).await?;
+                lists
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| named_relation(&self.manifest.plugin.name, i, d))
+                    .collect()
+            }
+            RelatePre::None => Err(JudgeError::Unsupported(format!(
+                "judge '{}' does not export silt:judge/relations, so it cannot relate lessons; use the lexical judge or review and apply judgments yourself",
                 self.manifest.plugin.name
-            )));
-        };
-        let lesson = |l: engine_relate::Lesson| judge_relate::Lesson {
-            when: l.when,
-            prefer: l.prefer,
-        };
-        let pairs: Vec<judge_relate::LessonPair> = pairs
-            .into_iter()
-            .map(|p| judge_relate::LessonPair {
-                a: lesson(p.a),
-                b: lesson(p.b),
-            })
-            .collect();
+            ))),
+        }
+    }
+
+    async fn relate_named(
+        &self,
+        pre: &RelationsJudgePre<PluginState>,
+        pairs: &[named::LessonPair],
+    ) -> Result<Vec<named::Relation>, JudgeError> {
         if self.is_warm() {
-            warm_call!(self, relate, |relate, store| relate
+            warm_call!(self, relations, |relations, store| relations
+                .silt_judge_relations()
+                .call_relate(store, pairs));
+        }
+        fresh_call!(self, pre, |judge, store| judge
+            .silt_judge_relations()
+            .call_relate(store, pairs))
+    }
+
+    async fn relate_positional(
+        &self,
+        pre: &RelateJudgePre<PluginState>,
+        pairs: &[positional::LessonPair],
+    ) -> Result<Vec<Distribution>, JudgeError> {
+        if self.is_warm() {
+            warm_call!(self, relate_v0_1, |relate, store| relate
                 .silt_judge_relate()
-                .call_relate(store, &pairs));
+                .call_relate(store, pairs));
         }
         fresh_call!(self, pre, |judge, store| judge
             .silt_judge_relate()
-            .call_relate(store, &pairs))
+            .call_relate(store, pairs))
     }
 
     /// A finished call as the engine that asked sees it: the judge's own
@@ -332,6 +417,27 @@ impl LoadedJudge {
         })
         .await;
         sandbox.finish(&store, outcome)
+    }
+}
+
+/// Pair `i`'s positional list (merge, contradict, sibling, distinct) as
+/// named relations; the engine validates the probabilities.
+fn named_relation(
+    plugin: &str,
+    i: usize,
+    d: &Distribution,
+) -> Result<engine_relations::Relation, JudgeError> {
+    match d.probabilities[..] {
+        [merge, contradict, sibling, distinct] => Ok(engine_relations::Relation {
+            merge,
+            contradict,
+            sibling,
+            distinct,
+        }),
+        _ => Err(JudgeError::Internal(format!(
+            "judge '{plugin}' gave {} probabilities for pair {i}; silt:judge 0.1.0's relate lists four (merge, contradict, sibling, distinct)",
+            d.probabilities.len()
+        ))),
     }
 }
 
@@ -375,12 +481,43 @@ impl BoundJudge for LoadedJudge {
 
     fn relate(
         &self,
-        pairs: Vec<engine_relate::LessonPair>,
-    ) -> Pending<'_, Result<Vec<Distribution>, JudgeError>> {
+        pairs: Vec<engine_relations::LessonPair>,
+    ) -> Pending<'_, Result<Vec<engine_relations::Relation>, JudgeError>> {
         Box::pin(LoadedJudge::relate(self, pairs))
     }
 
     fn embed(&self, texts: Vec<String>) -> Pending<'_, Result<Embedding, JudgeError>> {
         Box::pin(LoadedJudge::embed(self, texts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn positional(p: &[f64]) -> Distribution {
+        Distribution {
+            probabilities: p.to_vec(),
+            pick: None,
+        }
+    }
+
+    #[test]
+    fn a_positional_relation_is_read_in_the_order_0_1_0_listed() {
+        let r = named_relation("old", 0, &positional(&[0.1, 0.2, 0.3, 0.4])).unwrap();
+        assert_eq!(
+            (r.merge, r.contradict, r.sibling, r.distinct),
+            (0.1, 0.2, 0.3, 0.4)
+        );
+    }
+
+    #[test]
+    fn a_positional_relation_of_another_length_is_refused() {
+        for p in [&[0.5, 0.5][..], &[0.2; 5][..], &[][..]] {
+            let Err(JudgeError::Internal(e)) = named_relation("old", 3, &positional(p)) else {
+                panic!("{p:?} was read as a relation")
+            };
+            assert!(e.contains("judge 'old'") && e.contains("pair 3"), "{e}");
+        }
     }
 }

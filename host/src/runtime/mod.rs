@@ -38,7 +38,7 @@ use crate::plugins::registry::{Registry, UnknownPlugin};
 use cache::{CacheOutcome, CompileCache};
 use failure::PluginFailure;
 use grants::Grants;
-use judge::LoadedJudge;
+use judge::{LoadedJudge, RelatePre};
 use limits::TICK_MS;
 use linkers::Linkers;
 use sandbox::Sandbox;
@@ -300,23 +300,22 @@ impl Runtime {
 
     /// The judge plugin `name`, loaded once.
     pub async fn judge(&self, name: &str) -> Result<Arc<LoadedJudge>, CallError> {
-        use crate::bindings::{embedding_judge, judge, lesson_judge};
+        use crate::bindings::{embedding_judge, judge};
         self.load(name, || async {
             let linker = &self.linkers.web;
             let loaded = self.prepare(
                 name,
                 PluginKind::Judge,
                 linker,
-                "silt:judge@0.1.0",
+                "silt:judge@0.1.1 (or 0.1.0)",
                 judge::JudgePluginPre::new,
             )?;
-            // A judge that also exports `relate` can serve the ledger, and
-            // one that also exports `embed` gives the ledger vectors.
-            let relate_pre =
-                lesson_judge::LessonJudgePluginPre::new(loaded.pre.instance_pre().clone()).ok();
+            // A judge that also exports `relations` (or 0.1.0's `relate`)
+            // can serve the ledger, and one that also exports `embed` gives
+            // the ledger vectors.
+            let relate_pre = RelatePre::find(loaded.pre.instance_pre());
             let embed_pre =
-                embedding_judge::EmbeddingJudgePluginPre::new(loaded.pre.instance_pre().clone())
-                    .ok();
+                embedding_judge::EmbedderPre::new(loaded.pre.instance_pre().clone()).ok();
             Ok(LoadedJudge::load(
                 self.engine.clone(),
                 loaded.manifest,

@@ -411,7 +411,7 @@ impl LedgerTools {
             return Err(ToolError {
                 code: "invalid_request",
                 message: format!(
-                    "judge '{judge}' cannot relate lessons (it does not export silt:judge/relate)"
+                    "judge '{judge}' cannot relate lessons (it does not export silt:judge/relations)"
                 ),
                 hint: Some("use lexical, or review and apply judgments yourself".into()),
             });

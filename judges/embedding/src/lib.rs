@@ -13,17 +13,17 @@
 wit_bindgen::generate!({
     path: ["../../wit/judge", "../../wit/embed"],
     world: "silt:embed/embedding-judge-plugin",
-    with: { "silt:judge/types@0.1.0": silt_guest::types },
+    with: { "silt:judge/types@0.1.1": silt_guest::types },
 });
 
 use std::cell::RefCell;
 
 use exports::silt::judge::judge::Guest;
-use exports::silt::judge::relate::{Guest as RelateGuest, LessonPair};
+use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relation};
 use silt_core::types::{Judge, JudgeError as CoreError};
 use silt_embed::EmbeddingJudge;
 use silt_embed::judge::LessonText;
-use silt_guest::types::{Distribution, Item, JudgeError, JudgeInfo, Question, Response};
+use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 
 thread_local! {
     static LOADED: RefCell<Option<EmbeddingJudge>> = const { RefCell::new(None) };
@@ -92,8 +92,8 @@ impl Guest for Embedding {
     }
 }
 
-impl RelateGuest for Embedding {
-    fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Distribution>, JudgeError> {
+impl RelationsGuest for Embedding {
+    fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Relation>, JudgeError> {
         let pairs: Vec<(LessonText<'_>, LessonText<'_>)> = pairs
             .iter()
             .map(|p| {
@@ -106,9 +106,11 @@ impl RelateGuest for Embedding {
         with_judge(|j| j.relate(&pairs))
             .map(|rows| {
                 rows.into_iter()
-                    .map(|p| Distribution {
-                        probabilities: p.to_vec(),
-                        pick: None,
+                    .map(|[merge, contradict, sibling, distinct]| Relation {
+                        merge,
+                        contradict,
+                        sibling,
+                        distinct,
                     })
                     .collect()
             })

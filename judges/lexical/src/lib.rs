@@ -8,13 +8,13 @@
 wit_bindgen::generate!({
     path: "../../wit/judge",
     world: "silt:judge/lesson-judge-plugin",
-    with: { "silt:judge/types@0.1.0": silt_guest::types },
+    with: { "silt:judge/types@0.1.1": silt_guest::types },
 });
 
 use exports::silt::judge::judge::Guest;
-use exports::silt::judge::relate::{Guest as RelateGuest, LessonPair};
+use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relation};
 use silt_core::ledger::relate::{Lesson, lexical_relation};
-use silt_guest::types::{Distribution, Item, JudgeError, JudgeInfo, Question, Response};
+use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 
 struct Lexical;
 
@@ -31,10 +31,10 @@ impl Guest for Lexical {
     }
 }
 
-impl RelateGuest for Lexical {
+impl RelationsGuest for Lexical {
     /// The word-overlap relation (`lexical_relation`): sure only where
     /// words can tell, spread where they cannot.
-    fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Distribution>, JudgeError> {
+    fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Relation>, JudgeError> {
         let params = silt_core::ledger::Params::default();
         Ok(pairs
             .iter()
@@ -47,9 +47,12 @@ impl RelateGuest for Lexical {
                     when: &p.b.when,
                     prefer: &p.b.prefer,
                 };
-                Distribution {
-                    probabilities: lexical_relation(&a, &b, &params).to_vec(),
-                    pick: None,
+                let [merge, contradict, sibling, distinct] = lexical_relation(&a, &b, &params);
+                Relation {
+                    merge,
+                    contradict,
+                    sibling,
+                    distinct,
                 }
             })
             .collect())

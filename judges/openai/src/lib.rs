@@ -15,18 +15,18 @@ mod settings;
 wit_bindgen::generate!({
     path: "../../wit/judge",
     world: "silt:judge/lesson-judge-plugin",
-    with: { "silt:judge/types@0.1.0": silt_guest::types },
+    with: { "silt:judge/types@0.1.1": silt_guest::types },
 });
 
 use std::cell::RefCell;
 
 use exports::silt::judge::judge::Guest;
-use exports::silt::judge::relate::{Guest as RelateGuest, LessonPair};
+use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relation};
 use silt_core::closed::openai::{self, Endpoint};
 use silt_core::closed::{Outcome, Plan, ReadError, label_probabilities};
-use silt_core::ledger::relate::Lesson;
+use silt_core::ledger::relate::{Lesson, RELATIONS};
 use silt_core::types::{Answer, Usage};
-use silt_guest::types::{Distribution, Item, JudgeError, JudgeInfo, Question, Response};
+use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 
 use http::{Answered, PostError, Target};
 use settings::Settings;
@@ -315,8 +315,8 @@ impl Guest for OpenAi {
     }
 }
 
-impl RelateGuest for OpenAi {
-    fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Distribution>, JudgeError> {
+impl RelationsGuest for OpenAi {
+    fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Relation>, JudgeError> {
         with_state(|state| {
             let lessons: Vec<(Lesson<'_>, Lesson<'_>)> = pairs
                 .iter()
@@ -337,9 +337,15 @@ impl RelateGuest for OpenAi {
             let (outcomes, _) = run(state, &plan)?;
             Ok(outcomes
                 .into_iter()
-                .map(|o| Distribution {
-                    probabilities: probabilities(o, 4),
-                    pick: None,
+                .map(|o| {
+                    // the plan asks in silt_core's relation order
+                    let p = probabilities(o, RELATIONS.len());
+                    Relation {
+                        merge: p[0],
+                        contradict: p[1],
+                        sibling: p[2],
+                        distinct: p[3],
+                    }
                 })
                 .collect())
         })

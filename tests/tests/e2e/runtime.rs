@@ -153,7 +153,10 @@ async fn a_judge_without_relate_serves_all_but_the_sleep_pass() {
         panic!("a judge without relate ran the sleep pass")
     };
     let err = err.to_string();
-    assert!(err.contains("does not export silt:judge/relate"), "{err}");
+    assert!(
+        err.contains("does not export silt:judge/relations"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -186,4 +189,69 @@ async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap()
         .await
         .expect("sleep runs in bounded batches");
     assert!(report.merged > 200, "{report:?}");
+}
+
+/// A judge built against `silt:judge@0.1.0` (tests/compat: the lexical
+/// judge's rules behind 0.1.0's positional `relate`) still loads, answers a
+/// question, and relates lessons for the sleep pass: read as named
+/// relations, its lists leave the ledger where the lexical judge does.
+#[tokio::test]
+async fn a_judge_built_against_the_previous_contract_still_relates_lessons() {
+    let plugins = tempfile::tempdir().unwrap();
+    let dir = plugins.path().join("old-lexical");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        env!("SILT_TEST_WASM_COMPAT_JUDGE_V0_1"),
+        dir.join("old-lexical.wasm"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("plugin.toml"),
+        "[plugin]\nname = \"old-lexical\"\nkind = \"judge\"\ndescription = \"a silt:judge@0.1.0 judge\"\n",
+    )
+    .unwrap();
+    let app = silt_e2e::app_with_plugins(plugins.path());
+    let out = ask::run(&app.runtime, &app.config, &params(Some("old-lexical")))
+        .await
+        .unwrap();
+    assert_eq!(out["judge"], "old-lexical", "{out:#}");
+
+    let now = 1_750_000_000.0;
+    let demo: Vec<_> = silt_core::ledger::demo::entries(now)
+        .iter()
+        .map(silt::ledger::values::entry_to_wit)
+        .collect();
+    let mut ends = Vec::new();
+    for judge in ["old-lexical", "lexical"] {
+        let mut ledger = app
+            .runtime
+            .open_ledger(judge, &silt::runtime::ledger::default_params(), None)
+            .await
+            .unwrap();
+        ledger.sync(&demo).await.unwrap();
+        let (report, change) = ledger.sleep(now, None).await.unwrap();
+        // a parent the pass formed has a fresh id: name it by its lesson
+        let mut statuses: Vec<(String, String)> = change
+            .entries
+            .iter()
+            .map(|e| {
+                let known = demo.iter().any(|d| d.id == e.id);
+                let who = if known {
+                    e.id.clone()
+                } else {
+                    format!("new: {} -> {}", e.when, e.prefer)
+                };
+                (who, format!("{:?}", e.status))
+            })
+            .collect();
+        statuses.sort();
+        ends.push((serde_json::to_value(report).unwrap(), statuses));
+    }
+    let report = &ends[0].0;
+    assert!(
+        report["merged"].as_u64().unwrap() + report["contradictions_resolved"].as_u64().unwrap()
+            > 0,
+        "the demo has duplicates and a contradiction to act on: {report:#}"
+    );
+    assert_eq!(ends[0], ends[1]);
 }

@@ -303,6 +303,6 @@ fn a_judge_without_relate_cannot_be_composed() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("must export silt:judge/relate"), "{err}");
+    assert!(err.contains("must export silt:judge/relations"), "{err}");
     assert!(!dir.path().join("x.wasm").exists());
 }

@@ -103,7 +103,8 @@ pub fn ask(question: &Question, item: &str, order: &[usize]) -> Prompt {
     }
 }
 
-/// The four relations between two lessons, in `silt:judge/relate`'s order.
+/// The four relations between two lessons, in the order of
+/// [`crate::ledger::relate::RELATIONS`].
 pub const RELATION_OPTIONS: [&str; 4] = [
     "The same lesson said twice: the same situation and the same action, in other words.",
     "They contradict: the same situation, but actions that cannot both be followed.",

@@ -26,7 +26,7 @@ pub enum Verdict {
 }
 
 /// A judge's probabilities for one pair, in the order of [`RELATIONS`]
-/// (the order `silt:judge/relate` reports them).
+/// (the order in which the deprecated `silt:judge/relate` listed them).
 pub type Relation = [f64; 4];
 
 /// The relations in the order a [`Relation`] lists them.

@@ -1,4 +1,4 @@
-//! The judge an engine imports (`silt:judge/judge`, `silt:judge/relate`,
+//! The judge an engine imports (`silt:judge/judge`, `silt:judge/relations`,
 //! `silt:embed/embed`), forwarded to the judge plugin bound to the call:
 //! answers found in the answer cache are not asked again, vectors the
 //! ledger kept are not embedded again, and the calls actually made are
@@ -15,10 +15,8 @@ use super::progress::Progress;
 use crate::bindings::ask_engine::silt::judge::judge as judge_import;
 use crate::bindings::embedding_judge::exports::silt::embed::embed::Embedding as JudgeEmbedding;
 use crate::bindings::ledger_engine::silt::embed::embed as embed_import;
-use crate::bindings::ledger_engine::silt::judge::relate as relate_import;
-use crate::bindings::types::{
-    Answer, Distribution, Item, JudgeError, JudgeInfo, Question, Response, Usage,
-};
+use crate::bindings::ledger_engine::silt::judge::relations as relations_import;
+use crate::bindings::types::{Answer, Item, JudgeError, JudgeInfo, Question, Response, Usage};
 use crate::runtime::answer_cache::{AnswerCache, core_answer, core_question};
 
 /// A boxed future, as a judge behind a trait object returns.
@@ -35,11 +33,11 @@ pub trait BoundJudge: Send + Sync {
         question: &'a Question,
         items: &'a [Item],
     ) -> Pending<'a, Result<Response, JudgeError>>;
-    /// Relation distributions for lesson pairs.
+    /// Relations for lesson pairs.
     fn relate(
         &self,
-        pairs: Vec<relate_import::LessonPair>,
-    ) -> Pending<'_, Result<Vec<Distribution>, JudgeError>>;
+        pairs: Vec<relations_import::LessonPair>,
+    ) -> Pending<'_, Result<Vec<relations_import::Relation>, JudgeError>>;
     /// Vectors for texts; `unsupported` when the judge has none.
     fn embed(&self, texts: Vec<String>) -> Pending<'_, Result<JudgeEmbedding, JudgeError>>;
 }
@@ -166,11 +164,11 @@ impl judge_import::Host for JudgeCalls {
     }
 }
 
-impl relate_import::Host for JudgeCalls {
+impl relations_import::Host for JudgeCalls {
     async fn relate(
         &mut self,
-        pairs: Vec<relate_import::LessonPair>,
-    ) -> wasmtime::Result<Result<Vec<Distribution>, JudgeError>> {
+        pairs: Vec<relations_import::LessonPair>,
+    ) -> wasmtime::Result<Result<Vec<relations_import::Relation>, JudgeError>> {
         let judge = self.bound("a judge")?;
         let n = pairs.len() as u64;
         let out = judge.relate(pairs).await;
@@ -234,8 +232,8 @@ impl embed_import::Host for JudgeCalls {
 pub enum Imports {
     /// The sieve engines: `silt:judge/judge`.
     Judge,
-    /// The ledger engine: `silt:judge/relate` and `silt:embed/embed`.
-    RelateAndEmbed,
+    /// The ledger engine: `silt:judge/relations` and `silt:embed/embed`.
+    RelationsAndEmbed,
 }
 
 /// Links the judge interfaces `imports` names to the [`JudgeCalls`] `get`
@@ -247,8 +245,8 @@ pub fn add_to_linker<T: Send + 'static>(
 ) -> wasmtime::Result<()> {
     match imports {
         Imports::Judge => judge_import::add_to_linker::<T, HasSelf<JudgeCalls>>(linker, get),
-        Imports::RelateAndEmbed => {
-            relate_import::add_to_linker::<T, HasSelf<JudgeCalls>>(linker, get)?;
+        Imports::RelationsAndEmbed => {
+            relations_import::add_to_linker::<T, HasSelf<JudgeCalls>>(linker, get)?;
             embed_import::add_to_linker::<T, HasSelf<JudgeCalls>>(linker, get)
         }
     }
@@ -291,8 +289,8 @@ mod tests {
         }
         fn relate(
             &self,
-            _pairs: Vec<relate_import::LessonPair>,
-        ) -> Pending<'_, Result<Vec<Distribution>, JudgeError>> {
+            _pairs: Vec<relations_import::LessonPair>,
+        ) -> Pending<'_, Result<Vec<relations_import::Relation>, JudgeError>> {
             Box::pin(async { Err(JudgeError::Unsupported("no relate".into())) })
         }
         fn embed(&self, _texts: Vec<String>) -> Pending<'_, Result<JudgeEmbedding, JudgeError>> {

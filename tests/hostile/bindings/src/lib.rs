@@ -1,8 +1,10 @@
 //! Judge-plugin bindings for the hostile test components. Each hostile
 //! component is a judge that misbehaves in one way; silt must contain it.
+//! They are built against `silt:judge@0.1.0` as released
+//! (`wit/compat/judge-0.1.0`), so they also show such judges still load.
 
 wit_bindgen::generate!({
-    path: "../../../wit/judge",
+    path: "../../../wit/compat/judge-0.1.0",
     world: "silt:judge/judge-plugin",
     pub_export_macro: true,
     export_macro_name: "export_judge",
