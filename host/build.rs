@@ -7,6 +7,7 @@ fn main() {
     let workspace = host.parent().expect("host/ sits in the workspace root");
     let built = guest_build::build(
         workspace,
+        "guests",
         &[
             "silt-ask",
             "silt-verify",
