@@ -314,6 +314,11 @@ impl Runtime {
             // can serve the ledger, and one that also exports `embed` gives
             // the ledger vectors.
             let relate_pre = RelatePre::find(loaded.pre.instance_pre());
+            if matches!(relate_pre, RelatePre::Positional(_)) {
+                tracing::info!(
+                    "judge '{name}' relates lessons through silt:judge@0.1.0's deprecated relate"
+                );
+            }
             let embed_pre =
                 embedding_judge::EmbedderPre::new(loaded.pre.instance_pre().clone()).ok();
             Ok(LoadedJudge::load(
