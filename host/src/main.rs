@@ -56,7 +56,10 @@ async fn run(cli: Cli) -> Result<()> {
     if let Command::BenchModel(args) = cli.command {
         return silt::cli::bench_model::run(args).await;
     }
-    let app = if matches!(cli.command, Command::Bench(_) | Command::BenchEmbed(_)) {
+    let app = if matches!(
+        cli.command,
+        Command::Bench(_) | Command::BenchEmbed(_) | Command::BenchLlm(_)
+    ) {
         // the benchmark times the judge chain, not the answer cache
         let mut config = silt::config::Config::discover()?;
         config.answer_cache = Some(false);
@@ -118,6 +121,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::BenchLedger(args) => silt::cli::bench_ledger::run(&app, args).await,
         Command::Bench(args) => silt::cli::bench::run(&app, args).await,
         Command::BenchEmbed(args) => silt::cli::bench_embed::run(&app, args).await,
+        Command::BenchLlm(args) => silt::cli::bench_llm::run(&app, args).await,
         Command::BenchSieve(args) => silt::cli::bench_sieve::run(args).await,
         Command::BenchHttp(_) | Command::BenchModel(_) | Command::HttpToken(_) => {
             unreachable!("handled before the app opens")

@@ -3,6 +3,7 @@
 //! native figures for the same texts come from
 //! `cargo run --release -p silt-embed --example throughput -- DIR`.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -11,6 +12,8 @@ use silt_core::ledger::synthetic::bench_texts;
 
 use crate::app::App;
 use crate::bindings::types::{AnswerSpace, Item, Question, YesNo};
+use crate::runtime::LoadReport;
+use crate::runtime::judge::LoadedJudge;
 
 #[derive(Debug, clap::Args)]
 pub struct BenchEmbedArgs {
@@ -38,18 +41,27 @@ pub fn peak_rss_mib() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-pub async fn run(app: &App, args: BenchEmbedArgs) -> Result<()> {
-    anyhow::ensure!(args.texts > 0, "--texts must be at least 1");
+/// Loads judge `name` as its first call does: compile (or load from the
+/// compile cache), instantiate, and `info`, which loads a judge's model.
+/// The judge, the milliseconds that took, and the compile cache's report.
+pub async fn load_timed(
+    app: &App,
+    name: &str,
+) -> Result<(Arc<LoadedJudge>, f64, Option<LoadReport>)> {
     let started = Instant::now();
-    // compile (or load from the compile cache), instantiate, and the first
-    // call, which loads the model
-    let judge = app.runtime.judge(&args.judge).await?;
+    let judge = app.runtime.judge(name).await?;
     let load_ms = started.elapsed().as_secs_f64() * 1000.0;
     let compile = app
         .runtime
         .load_reports()
         .into_iter()
-        .rfind(|r| r.plugin == args.judge);
+        .rfind(|r| r.plugin == name);
+    Ok((judge, load_ms, compile))
+}
+
+pub async fn run(app: &App, args: BenchEmbedArgs) -> Result<()> {
+    anyhow::ensure!(args.texts > 0, "--texts must be at least 1");
+    let (judge, load_ms, compile) = load_timed(app, &args.judge).await?;
     let question = Question {
         text: "Is this lesson about testing?".into(),
         space: AnswerSpace::Judge(YesNo {

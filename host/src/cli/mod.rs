@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bench_embed;
 pub mod bench_http;
 pub mod bench_ledger;
+pub mod bench_llm;
 pub mod bench_model;
 pub mod bench_sieve;
 pub mod demo;
@@ -70,6 +71,8 @@ pub enum Command {
     BenchLedger(bench_ledger::BenchLedgerArgs),
     /// Time the embedding judge in its sandbox: model load, sentences per second, peak memory.
     BenchEmbed(bench_embed::BenchEmbedArgs),
+    /// Time the local language-model judge in its sandbox: model load, items and tokens per second, peak memory.
+    BenchLlm(bench_llm::BenchLlmArgs),
     /// Time grep over a repository (cold, warm, beside the I/O floor) and verify over a 20-claim report.
     BenchSieve(bench_sieve::BenchSieveArgs),
     /// Load the shared HTTP server with concurrent clients: throughput and p50/p99 latency.

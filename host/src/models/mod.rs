@@ -42,9 +42,17 @@ pub fn installed(name: &str) -> Result<PathBuf> {
         bail!("'{name}' is not a model name (lowercase letters, digits and '-')");
     }
     let dir = models_dir().join(name);
-    let needed = catalog::find(name)
-        .map(|k| k.file_names())
-        .unwrap_or_else(|| catalog::REQUIRED.to_vec());
+    // a known model's files, else the files its install recorded (a GGUF
+    // model is one file), else an embedding model's
+    let recorded: Option<Vec<String>> = std::fs::read(dir.join(RECORD))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v["files"].as_object().map(|o| o.keys().cloned().collect()));
+    let needed: Vec<String> = match (catalog::find(name), recorded) {
+        (Some(k), _) => k.file_names().into_iter().map(String::from).collect(),
+        (None, Some(files)) if !files.is_empty() => files,
+        _ => catalog::REQUIRED.iter().map(|f| f.to_string()).collect(),
+    };
     if !needed.iter().all(|f| dir.join(f).is_file()) {
         bail!(
             "model '{name}' is not installed (looked in {}); run `silt models install {name}`",

@@ -360,7 +360,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_language_model_judge_claims_entailment() {
+    fn only_the_language_model_judges_claim_entailment() {
         let entails = |text: &str| {
             Manifest::parse(text, "m")
                 .unwrap()
@@ -369,6 +369,7 @@ mod tests {
                 .entailment
         };
         assert!(entails(include_str!("../../builtin/openai.toml")));
+        assert!(entails(include_str!("../../builtin/llm.toml")));
         for text in [
             include_str!("../../builtin/lexical.toml"),
             include_str!("../../builtin/embedding.toml"),

@@ -29,6 +29,10 @@ const BUILTINS: &[(&str, &[u8])] = &[
         include_bytes!(env!("SILT_WASM_SILT_JUDGE_OPENAI")),
     ),
     (
+        include_str!("../../builtin/llm.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_JUDGE_LLM")),
+    ),
+    (
         include_str!("../../builtin/ask.toml"),
         include_bytes!(env!("SILT_WASM_SILT_ASK")),
     ),

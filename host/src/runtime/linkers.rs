@@ -301,7 +301,7 @@ mod tests {
     fn built_in_components_import_only_what_their_world_declares() {
         let (resolve, sandbox) = sandbox();
         let world_of = |name: &str| match name {
-            "lexical" | "openai" => "lesson-judge",
+            "lexical" | "openai" | "llm" => "lesson-judge",
             "embedding" | "embedding-static" => "embedding-judge",
             "searxng" | "brave" => "search-backend",
             "claude" | "codex" => "cli-search-backend",

@@ -51,37 +51,20 @@ fn model_dir() -> Result<std::path::PathBuf, CoreError> {
         })
 }
 
-/// Runs `f` on the loaded judge, loading it first if needed. A failed load
-/// is not kept: the next call tries again.
+/// Runs `f` on the loaded judge, loading it first if needed.
 fn with_judge<T>(
     f: impl FnOnce(&mut EmbeddingJudge) -> Result<T, CoreError>,
 ) -> Result<T, CoreError> {
-    LOADED.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(EmbeddingJudge::load(&model_dir()?)?);
-        }
-        f(slot.as_mut().expect("loaded above"))
-    })
+    silt_guest::warm::with_loaded(&LOADED, || EmbeddingJudge::load(&model_dir()?), f)
 }
 
 struct Embedding;
 
 impl Guest for Embedding {
     fn info() -> JudgeInfo {
-        match with_judge(|j| Ok(j.info())) {
-            Ok(info) => info.into(),
-            // info cannot fail; a judge whose model is missing still
-            // describes itself, and its first ask says what is wrong
-            Err(_) => silt_core::types::JudgeInfo {
-                name: "embedding".into(),
-                version: format!("{}+unloaded", env!("CARGO_PKG_VERSION")),
-                deterministic: true,
-                cost_per_million_input_tokens: 0.0,
-                preferred_batch_size: 32,
-            }
-            .into(),
-        }
+        with_judge(|j| Ok(j.info()))
+            .unwrap_or_else(|_| silt_guest::warm::unloaded("embedding", 32))
+            .into()
     }
 
     fn ask(question: Question, items: Vec<Item>) -> Result<Response, JudgeError> {

@@ -239,15 +239,6 @@ fn run(state: &State, plan: &Plan) -> Result<(Vec<Outcome>, Usage), JudgeError> 
     Ok((outcomes, usage))
 }
 
-/// Option probabilities, or no preference when the model gave none of the
-/// labels (the reply said nothing either way).
-fn probabilities(outcome: Outcome, n: usize) -> Vec<f64> {
-    match outcome {
-        Outcome::Read(p) => p,
-        Outcome::Unreadable(_) => vec![1.0 / n as f64; n],
-    }
-}
-
 struct OpenAi;
 
 impl Guest for OpenAi {
@@ -308,7 +299,7 @@ impl Guest for OpenAi {
             usage.units = items.len() as u32;
             let answers = outcomes
                 .into_iter()
-                .map(|o| Answer::from_probabilities(&question.space, probabilities(o, n)))
+                .map(|o| Answer::from_probabilities(&question.space, o.probabilities(n)))
                 .collect();
             Ok(silt_core::types::Response { answers, usage }.into())
         })
@@ -339,7 +330,7 @@ impl RelationsGuest for OpenAi {
                 .into_iter()
                 .map(|o| {
                     // the plan asks in silt_core's relation order
-                    let p = probabilities(o, RELATIONS.len());
+                    let p = o.probabilities(RELATIONS.len());
                     Relation {
                         merge: p[0],
                         contradict: p[1],

@@ -12,6 +12,7 @@ mod hostile;
 mod http_server;
 mod inspector;
 mod ledger_store;
+mod llm_judge;
 mod mcp_sediment;
 mod mcp_stdio;
 mod module_cycles;

@@ -14,19 +14,19 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use silt_e2e::mcp::{call, json_of, serve, text_of};
+use silt_e2e::mcp::{Client, call, json_of, serve, text_of};
 use silt_e2e::silt_binary;
 
 /// The GGUF model `silt models install smollm2` leaves.
-const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+pub(crate) const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
 /// A running llama-server, killed when dropped.
-struct LlamaServer {
+pub(crate) struct LlamaServer {
     _child: tokio::process::Child,
-    url: String,
+    pub(crate) url: String,
 }
 
-fn models_dir() -> PathBuf {
+pub(crate) fn models_dir() -> PathBuf {
     std::env::var_os("SILT_MODELS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -34,7 +34,7 @@ fn models_dir() -> PathBuf {
         })
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -44,7 +44,7 @@ fn free_port() -> u16 {
 
 /// Starts llama-server on a free loopback port and waits until it has
 /// loaded the model.
-async fn llama_server() -> LlamaServer {
+pub(crate) async fn llama_server() -> LlamaServer {
     let bin = std::env::var_os("SILT_LLAMA_SERVER")
         .map(PathBuf::from)
         .expect(
@@ -116,19 +116,26 @@ async fn the_model_answers_all_three_kinds_of_question() {
         "feat: add a --json flag to the export command",
         "docs: spelling in the README",
     ]);
+    answers_all_three_kinds(&client, "openai", &items).await;
+}
 
+/// `sieve_ask` of each kind on `judge`: one well-formed answer per item,
+/// probabilities that differ between items (the model read them), and
+/// distributions that sum to one.
+pub(crate) async fn answers_all_three_kinds(client: &Client, judge: &str, items: &Value) {
+    let n = items.as_array().unwrap().len();
     let judged = json_of(
         &call(
-            &client,
+            client,
             "sieve_ask",
             json!({"question": "Does this commit repair a bug?", "kind": "judge",
                    "yes": "It repairs wrong behaviour", "no": "It adds or documents something",
-                   "items": items, "judge": "openai", "threshold": 0.0}),
+                   "items": items, "judge": judge, "threshold": 0.0}),
         )
         .await,
     );
     let rows = judged["results"].as_array().unwrap();
-    assert_eq!(rows.len(), 3, "{judged:#}");
+    assert_eq!(rows.len(), n, "{judged:#}");
     let ps: Vec<f64> = rows
         .iter()
         .map(|r| r["probability"].as_f64().unwrap())
@@ -139,16 +146,16 @@ async fn the_model_answers_all_three_kinds_of_question() {
         "the model read the items: {ps:?}"
     );
     assert!(judged["input_tokens"].as_u64().unwrap() > 100, "{judged:#}");
-    assert_eq!(judged["judge"], "openai");
+    assert_eq!(judged["judge"], judge);
 
     let chosen = json_of(
         &call(
-            &client,
+            client,
             "sieve_ask",
             json!({"question": "What kind of change is this commit?", "kind": "choose",
                    "options": {"fix": "repairs a bug", "feature": "adds a capability",
                                "docs": "changes documentation only"},
-                   "items": items, "judge": "openai"}),
+                   "items": items, "judge": judge}),
         )
         .await,
     );
@@ -159,11 +166,11 @@ async fn the_model_answers_all_three_kinds_of_question() {
 
     let scored = json_of(
         &call(
-            &client,
+            client,
             "sieve_ask",
             json!({"question": "How risky is this change to ship?", "kind": "score",
                    "levels": ["harmless", "some risk", "dangerous"],
-                   "items": items, "judge": "openai"}),
+                   "items": items, "judge": judge}),
         )
         .await,
     );

@@ -235,6 +235,7 @@ mod tests {
         Prompt {
             system: "sys".into(),
             user: "Question".into(),
+            shared: 0,
         }
     }
 

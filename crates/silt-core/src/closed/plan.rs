@@ -36,6 +36,17 @@ pub enum Outcome {
     Unreadable(String),
 }
 
+impl Outcome {
+    /// Probabilities over `n` options: no preference when the model gave
+    /// none of the labels (its reply said nothing either way).
+    pub fn probabilities(self, n: usize) -> Vec<f64> {
+        match self {
+            Outcome::Read(p) => p,
+            Outcome::Unreadable(_) => vec![1.0 / n as f64; n],
+        }
+    }
+}
+
 impl Plan {
     fn build(
         options: usize,

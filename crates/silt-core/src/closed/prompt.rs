@@ -12,6 +12,10 @@ pub const MAX_OPTIONS: usize = 26;
 pub struct Prompt {
     pub system: String,
     pub user: String,
+    /// How many bytes at the head of `user` every item of the batch
+    /// shares (the text before the item): a local model runs the system
+    /// message and this head once and continues each item from there.
+    pub shared: usize,
 }
 
 impl Prompt {
@@ -91,15 +95,19 @@ pub fn ask(question: &Question, item: &str, order: &[usize]) -> Prompt {
         AnswerSpace::Choose(_) => "Choose the one option that applies.",
         AnswerSpace::Score(_) => "Place the item on this scale, lowest level first.",
     };
+    let head = format!(
+        "Question: {}\n{intro}\n\nOptions:\n{}\n\nItem:\n\"\"\"\n",
+        question.text.trim(),
+        option_lines(&options, order),
+    );
     Prompt {
         system: SYSTEM.to_string(),
         user: format!(
-            "Question: {}\n{intro}\n\nOptions:\n{}\n\nItem:\n\"\"\"\n{}\n\"\"\"\n\n{}",
-            question.text.trim(),
-            option_lines(&options, order),
+            "{head}{}\n\"\"\"\n\n{}",
             item.trim(),
             answer_line(order.len())
         ),
+        shared: head.len(),
     }
 }
 
@@ -112,22 +120,28 @@ pub const RELATION_OPTIONS: [&str; 4] = [
     "Distinct: anything else, including a different action that can be followed alongside the other.",
 ];
 
-/// The prompt relating two lessons, the relations shown in `order`.
+/// The prompt relating two lessons, the relations shown in `order`. The
+/// options come before the lessons, as they come before the item in
+/// [`ask`], so every pair of a batch shares the text up to its lessons (a
+/// local model computes that once).
 pub fn relate(a: &Lesson<'_>, b: &Lesson<'_>, order: &[usize]) -> Prompt {
     let options: Vec<String> = RELATION_OPTIONS.iter().map(|s| s.to_string()).collect();
+    let head = format!(
+        "Question: An agent learned two lessons, each \"WHEN situation -> PREFER action\". How \
+         do they relate?\n\nOptions:\n{}\n\n",
+        option_lines(&options, order),
+    );
     Prompt {
         system: SYSTEM.to_string(),
         user: format!(
-            "Question: An agent learned two lessons, each \"WHEN situation -> PREFER action\". \
-             How do they relate?\n\nLesson 1: WHEN {} -> PREFER {}\nLesson 2: WHEN {} -> PREFER {}\
-             \n\nOptions:\n{}\n\n{}",
+            "{head}Lesson 1: WHEN {} -> PREFER {}\nLesson 2: WHEN {} -> PREFER {}\n\n{}",
             a.when.trim(),
             a.prefer.trim(),
             b.when.trim(),
             b.prefer.trim(),
-            option_lines(&options, order),
             answer_line(order.len())
         ),
+        shared: head.len(),
     }
 }
 
@@ -162,6 +176,8 @@ mod tests {
         let swapped = ask(&q, "x", &[1, 0]);
         assert!(swapped.user.contains("A. No: "), "{}", swapped.user);
         assert!(p.plain().ends_with("Answer:"));
+        assert!(p.user[..p.shared].ends_with("Item:\n\"\"\"\n"));
+        assert!(p.user[p.shared..].starts_with("fix off-by-one"));
     }
 
     #[test]
@@ -214,5 +230,7 @@ mod tests {
         );
         assert!(p.user.contains("B. They contradict"));
         assert!(p.user.ends_with("A, B, C or D."));
+        // the options, not the lessons, are shared by a batch
+        assert!(p.user[..p.shared].ends_with("anything else, including a different action that can be followed alongside the other.\n\n"));
     }
 }
