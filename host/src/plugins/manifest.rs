@@ -55,7 +55,10 @@ pub struct Grants {
     pub env: Vec<String>,
     /// Installed models (`silt models install NAME`) the plugin may read,
     /// each mounted read-only at `/models/NAME` inside the guest; the
-    /// host's own paths stay hidden.
+    /// host's own paths stay hidden. An entry `env:VAR=NAME` grants the
+    /// model named by silt's environment variable VAR when it is set, else
+    /// NAME (the user picks the model; the manifest still says it is one
+    /// installed model, read-only).
     #[serde(default)]
     pub models: Vec<String>,
     /// Programs the plugin may run through `silt:search/exec`, by name
@@ -118,6 +121,22 @@ fn default_output_kib() -> u64 {
 }
 fn default_reuse_calls() -> u32 {
     1
+}
+
+/// The model a `grants.models` entry names: the entry itself, or for
+/// `env:VAR=NAME` the value of VAR (looked up with `var`) when set and not
+/// empty, else NAME.
+pub fn granted_model(entry: &str, var: impl Fn(&str) -> Option<String>) -> String {
+    match entry
+        .strip_prefix("env:")
+        .and_then(|rest| rest.split_once('='))
+    {
+        Some((key, default)) => var(key)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.to_string()),
+        None => entry.to_string(),
+    }
 }
 
 impl Default for Limits {
@@ -252,9 +271,20 @@ impl Manifest {
             }
         }
         for model in &self.grants.models {
-            if !crate::models::valid_name(model) {
+            let named = match model.strip_prefix("env:") {
+                Some(rest) => rest.split_once('=').and_then(|(var, name)| {
+                    (!var.is_empty()
+                        && var
+                            .chars()
+                            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+                    .then_some(name)
+                }),
+                None => Some(model.as_str()),
+            };
+            if !named.is_some_and(crate::models::valid_name) {
                 bail!(
-                    "grants.models entry '{model}' must be an installed model's name: lowercase letters, digits and '-'"
+                    "grants.models entry '{model}' must be an installed model's name (lowercase \
+                     letters, digits and '-') or env:VAR=NAME"
                 );
             }
         }
@@ -514,6 +544,22 @@ mod tests {
         assert!(Manifest::parse(&format!("{base}[limits]\nmemory_mib = 0\n"), "t").is_err());
         assert!(Manifest::parse(&format!("{base}[limits]\nreuse_calls = 0\n"), "t").is_err());
         assert!(Manifest::parse(&format!("{base}[grants]\nmodels = [\"../etc\"]\n"), "t").is_err());
+        for bad in ["env:X", "env:=m", "env:x=m", "env:X=../m"] {
+            let text = format!("{base}[grants]\nmodels = [\"{bad}\"]\n");
+            assert!(Manifest::parse(&text, "t").is_err(), "{bad}");
+        }
+        let chosen = format!("{base}[grants]\nmodels = [\"env:SILT_M=smollm2\"]\n");
+        assert!(Manifest::parse(&chosen, "t").is_ok());
+        assert_eq!(granted_model("env:SILT_M=smollm2", |_| None), "smollm2");
+        assert_eq!(
+            granted_model("env:SILT_M=smollm2", |_| Some("qwen".into())),
+            "qwen"
+        );
+        assert_eq!(
+            granted_model("env:SILT_M=smollm2", |_| Some(" ".into())),
+            "smollm2"
+        );
+        assert_eq!(granted_model("minilm", |_| Some("x".into())), "minilm");
         assert!(Manifest::parse("[plugin]\nname = \"Bad Name\"\nkind = \"judge\"\n", "t").is_err());
         let m = Manifest::parse(base, "t").unwrap();
         assert_eq!(m.limits, Limits::default());

@@ -299,7 +299,26 @@ impl LoadedJudge {
     /// as judge errors for the engine to report. A judge built against
     /// silt:judge 0.1.0 answers through the deprecated positional `relate`,
     /// whose lists are read as the four named relations.
+    ///
+    /// The pairs go in batches of the judge's preferred size (the ledger
+    /// sends up to 256): each call is held to the plugin's CPU and time
+    /// limits, so a slow judge's limit bounds one batch, not a whole sleep
+    /// pass (a local language model relates a pair in seconds).
     pub async fn relate(
+        &self,
+        pairs: Vec<engine_relations::LessonPair>,
+    ) -> Result<Vec<engine_relations::Relation>, JudgeError> {
+        let size = (self.info.preferred_batch_size as usize).max(1);
+        let mut out = Vec::with_capacity(pairs.len());
+        let mut pairs = pairs.into_iter().peekable();
+        while pairs.peek().is_some() {
+            let batch: Vec<_> = pairs.by_ref().take(size).collect();
+            out.extend(self.relate_batch(batch).await?);
+        }
+        Ok(out)
+    }
+
+    async fn relate_batch(
         &self,
         pairs: Vec<engine_relations::LessonPair>,
     ) -> Result<Vec<engine_relations::Relation>, JudgeError> {

@@ -235,9 +235,10 @@ async fn the_prompts_and_answers_match_llama_cpp_on_the_same_model() {
     }
 }
 
-/// Runs `silt ask judge` with `judge` under `home`, models from `models`;
-/// the exit status and stderr.
-fn ask_with(home: &Path, models: &Path, judge: &str) -> (bool, String) {
+/// Runs `silt ask judge` with `judge` under `home`, models from `models`,
+/// the llm judge granted model `llm_model` (empty: its default); the exit
+/// status and stderr.
+fn ask_with(home: &Path, models: &Path, judge: &str, llm_model: &str) -> (bool, String) {
     let items = home.join("items.json");
     std::fs::write(&items, r#"["fix a crash"]"#).unwrap();
     std::fs::write(home.join("silt.toml"), "judge = \"lexical\"\n").unwrap();
@@ -258,6 +259,7 @@ fn ask_with(home: &Path, models: &Path, judge: &str) -> (bool, String) {
         .env("SILT_PLUGIN_PATH", home.join("plugins"))
         .env("SILT_CONFIG", home.join("silt.toml"))
         .env("SILT_MODELS_DIR", models)
+        .env("SILT_LLM_MODEL", llm_model)
         .env("SILT_ANSWER_CACHE", "0")
         .output()
         .unwrap();
@@ -294,9 +296,9 @@ fn the_judge_reads_only_its_model_folder_and_refuses_broken_models() {
     let home = tempfile::tempdir().unwrap();
     let real = models_dir();
 
-    // granted another model's folder, it cannot find SmolLM2 beside it
-    install_llm(home.path(), "llm-elsewhere", "minilm", 1024);
-    let (ok, err) = ask_with(home.path(), &real, "llm-elsewhere");
+    // granted another model's folder (SILT_LLM_MODEL picks the one it is
+    // granted), it cannot find SmolLM2 beside it
+    let (ok, err) = ask_with(home.path(), &real, "llm", "minilm");
     assert!(!ok);
     assert!(err.contains("holds no .gguf file"), "{err}");
 
@@ -316,15 +318,25 @@ fn the_judge_reads_only_its_model_folder_and_refuses_broken_models() {
         "{}",
         String::from_utf8_lossy(&installed.stderr)
     );
-    install_llm(home.path(), "llm-half", "half", 1024);
-    let (ok, err) = ask_with(home.path(), &models, "llm-half");
+    let (ok, err) = ask_with(home.path(), &models, "llm", "half");
     assert!(!ok);
     assert!(err.contains("cut short"), "{err}");
     assert!(err.contains("reinstall"), "{err}");
+    // the whole file installed under another name answers
+    std::fs::write(&cut, &bytes).unwrap();
+    let whole = std::process::Command::new(silt_e2e::silt_binary())
+        .args(["models", "install", "whole", "--from"])
+        .arg(&cut)
+        .env("SILT_MODELS_DIR", &models)
+        .output()
+        .unwrap();
+    assert!(whole.status.success());
+    let (ok, err) = ask_with(home.path(), &models, "llm", "whole");
+    assert!(ok, "{err}");
 
     // a model larger than the cap is stopped by the cap
     install_llm(home.path(), "llm-small", "smollm2", 96);
-    let (ok, err) = ask_with(home.path(), &real, "llm-small");
+    let (ok, err) = ask_with(home.path(), &real, "llm-small", "");
     assert!(!ok);
     assert!(err.contains("over its memory limit of 96 MiB"), "{err}");
 }

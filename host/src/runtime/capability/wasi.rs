@@ -39,8 +39,9 @@ impl WasiGrants {
                 .ok_or_else(|| anyhow::anyhow!("grant {} is not UTF-8", dir.display()))?;
             folders.push((dir.clone(), guest.to_string()));
         }
-        for name in &manifest.grants.models {
-            folders.push((crate::models::installed(name)?, format!("/models/{name}")));
+        for entry in &manifest.grants.models {
+            let name = crate::plugins::manifest::granted_model(entry, |v| std::env::var(v).ok());
+            folders.push((crate::models::installed(&name)?, format!("/models/{name}")));
         }
         let env = manifest
             .grants
