@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, Seek, SeekFrom};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use candle_core::quantized::gguf_file::{Content, Value};
@@ -62,9 +62,7 @@ impl Gguf {
                 ARCHITECTURES.join(", ")
             )));
         }
-        reader
-            .seek(SeekFrom::Start(0))
-            .map_err(|e| unavailable(path, e))?;
+        // tensors are read at absolute offsets: no need to rewind
         Ok(Gguf {
             path: path.to_path_buf(),
             content,

@@ -56,7 +56,14 @@ impl LlmJudge {
 
     /// `text`, cut to its first [`MAX_ITEM_TOKENS`] tokens.
     fn capped<'a>(&self, text: &'a str) -> Result<std::borrow::Cow<'a, str>, JudgeError> {
-        let ids = self.model.encode(text)?;
+        // the text's own tokens: `Model::encode` would prepend a BOS on
+        // models that ask for one, and decoding would put it in the item
+        let encoding = self
+            .model
+            .tokenizer
+            .encode_fast(text, false)
+            .map_err(|e| JudgeError::Internal(e.to_string()))?;
+        let ids = encoding.get_ids();
         if ids.len() <= MAX_ITEM_TOKENS {
             return Ok(text.into());
         }

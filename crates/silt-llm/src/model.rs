@@ -78,7 +78,7 @@ pub fn find_gguf(dir: &Path) -> Result<PathBuf, JudgeError> {
 impl Model {
     /// Loads the GGUF model at `path`.
     pub fn load(path: &Path) -> Result<Model, JudgeError> {
-        let mut gguf = Gguf::open(path)?;
+        let gguf = Gguf::open(path)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let tokenizer = crate::tokenizer::load(&gguf, dir)?;
         let token_text = |key: &str| {
@@ -105,7 +105,7 @@ impl Model {
         // candle's rotary table stops at MAX_SEQ_LEN positions
         let context = (gguf.u32("llama.context_length").unwrap_or(2048) as usize)
             .min(quantized_llama::MAX_SEQ_LEN);
-        let (weights, requantized) = load_weights(&mut gguf)?;
+        let (weights, requantized) = load_weights(gguf)?;
         Ok(Model {
             path: path.to_path_buf(),
             weights,
@@ -185,37 +185,36 @@ impl Model {
 }
 
 /// The model's weights, with slow weight types requantized to Q8_0; the
-/// number requantized.
-fn load_weights(gguf: &mut Gguf) -> Result<(ModelWeights, usize), JudgeError> {
+/// number requantized. Takes the header `Gguf::open` already read.
+fn load_weights(gguf: Gguf) -> Result<(ModelWeights, usize), JudgeError> {
+    let Gguf {
+        path,
+        content,
+        mut reader,
+    } = gguf;
     let device = Device::Cpu;
-    let path = gguf.path.display().to_string();
+    let path = path.display().to_string();
     let failed = |e: candle_core::Error| {
         JudgeError::Unavailable(format!("{path}: cannot load the weights ({e})"))
     };
-    let slow: Vec<String> = gguf
-        .content
+    let slow: Vec<String> = content
         .tensor_infos
         .iter()
         .filter(|(_, t)| !FAST.contains(&t.ggml_dtype) && requantizable(t.shape.dims()))
         .map(|(name, _)| name.clone())
         .collect();
     if slow.is_empty() {
-        let content = Content::read(&mut gguf.reader).map_err(failed)?;
-        let weights =
-            ModelWeights::from_gguf(content, &mut gguf.reader, &device).map_err(failed)?;
+        let weights = ModelWeights::from_gguf(content, &mut reader, &device).map_err(failed)?;
         return Ok((weights, 0));
     }
     // Rewrite the file in memory with the slow tensors as Q8_0, then load
     // that: candle's loader reads tensors from a reader, so this is the
     // one place to change their type.
-    let mut names: Vec<&String> = gguf.content.tensor_infos.keys().collect();
+    let mut names: Vec<&String> = content.tensor_infos.keys().collect();
     names.sort();
     let mut tensors: Vec<(String, QTensor)> = Vec::with_capacity(names.len());
     for name in names {
-        let t = gguf
-            .content
-            .tensor(&mut gguf.reader, name, &device)
-            .map_err(failed)?;
+        let t = content.tensor(&mut reader, name, &device).map_err(failed)?;
         let t = if slow.contains(name) {
             let values = t.dequantize(&device).map_err(failed)?;
             QTensor::quantize(&values, GgmlDType::Q8_0).map_err(failed)?
@@ -224,8 +223,7 @@ fn load_weights(gguf: &mut Gguf) -> Result<(ModelWeights, usize), JudgeError> {
         };
         tensors.push((name.clone(), t));
     }
-    let metadata: Vec<(&str, &gguf_file::Value)> = gguf
-        .content
+    let metadata: Vec<(&str, &gguf_file::Value)> = content
         .metadata
         .iter()
         .map(|(k, v)| (k.as_str(), v))

@@ -41,6 +41,29 @@ pub fn peak_rss_mib() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// The question the judge benchmarks ask of every text.
+pub fn bench_question() -> Question {
+    Question {
+        text: "Is this lesson about testing?".into(),
+        space: AnswerSpace::Judge(YesNo {
+            yes: "It is about tests or testing.".into(),
+            no: "It is about something else.".into(),
+        }),
+    }
+}
+
+/// `n` generated lessons as items: one lesson each, or ten when `long`.
+pub fn bench_items(n: usize, long: bool) -> Vec<Item> {
+    bench_texts(n, long)
+        .into_iter()
+        .enumerate()
+        .map(|(i, text)| Item {
+            id: i.to_string(),
+            text,
+        })
+        .collect()
+}
+
 /// Loads judge `name` as its first call does: compile (or load from the
 /// compile cache), instantiate, and `info`, which loads a judge's model.
 /// The judge, the milliseconds that took, and the compile cache's report.
@@ -62,26 +85,13 @@ pub async fn load_timed(
 pub async fn run(app: &App, args: BenchEmbedArgs) -> Result<()> {
     anyhow::ensure!(args.texts > 0, "--texts must be at least 1");
     let (judge, load_ms, compile) = load_timed(app, &args.judge).await?;
-    let question = Question {
-        text: "Is this lesson about testing?".into(),
-        space: AnswerSpace::Judge(YesNo {
-            yes: "It is about tests or testing.".into(),
-            no: "It is about something else.".into(),
-        }),
-    };
+    let question = bench_question();
     let mut out = json!({
         "judge": args.judge, "version": judge.info.version, "texts": args.texts,
         "load_ms": load_ms, "compile": compile,
     });
     for (name, long) in [("short", false), ("long", true)] {
-        let items: Vec<Item> = bench_texts(args.texts, long)
-            .into_iter()
-            .enumerate()
-            .map(|(i, text)| Item {
-                id: i.to_string(),
-                text,
-            })
-            .collect();
+        let items = bench_items(args.texts, long);
         let started = Instant::now();
         for chunk in items.chunks(32) {
             judge

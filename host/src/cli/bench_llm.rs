@@ -13,11 +13,9 @@ use std::time::Instant;
 
 use anyhow::Result;
 use serde_json::json;
-use silt_core::ledger::synthetic::bench_texts;
 
-use super::bench_embed::{load_timed, peak_rss_mib};
+use super::bench_embed::{bench_items, bench_question, load_timed, peak_rss_mib};
 use crate::app::App;
-use crate::bindings::types::{AnswerSpace, Item, Question, YesNo};
 
 #[derive(Debug, clap::Args)]
 pub struct BenchLlmArgs {
@@ -35,21 +33,8 @@ pub struct BenchLlmArgs {
 pub async fn run(app: &App, args: BenchLlmArgs) -> Result<()> {
     anyhow::ensure!(args.items > 0, "--items must be at least 1");
     let (judge, load_ms, compile) = load_timed(app, &args.judge).await?;
-    let question = Question {
-        text: "Is this lesson about testing?".into(),
-        space: AnswerSpace::Judge(YesNo {
-            yes: "It is about tests or testing.".into(),
-            no: "It is about something else.".into(),
-        }),
-    };
-    let items: Vec<Item> = bench_texts(args.items, false)
-        .into_iter()
-        .enumerate()
-        .map(|(i, text)| Item {
-            id: i.to_string(),
-            text,
-        })
-        .collect();
+    let question = bench_question();
+    let items = bench_items(args.items, false);
     let started = Instant::now();
     let mut tokens = 0u64;
     for chunk in items.chunks(16) {
