@@ -174,6 +174,43 @@ fn fuzz_pdf_text_in_its_child() {
     );
 }
 
+/// Found by the fuzzer above (lopdf 0.36 recursed once per `[`, so 35k of
+/// them overflowed the child's stack): arrays nested far deeper than any
+/// real PDF, in the file's objects and in a page's content stream, are
+/// refused or read, never a crash.
+#[test]
+fn deeply_nested_arrays_do_not_crash_the_pdf_child() {
+    let deep = |n: usize| [b"[".repeat(n), b"]".repeat(n)].concat();
+    let whole = silt_e2e::pdf::one_page(b"BT /F1 12 Tf 72 700 Td (deep) Tj ET", false);
+    let at = whole.windows(2).position(|w| w == b">>").unwrap();
+    let in_objects = [&whole[..at], b"/Deep ", &deep(40_000)[..], &whole[at..]].concat();
+    let in_content = silt_e2e::pdf::one_page(
+        &[
+            &b"BT /F1 12 Tf 72 700 Td (deep) Tj "[..],
+            &deep(40_000),
+            b" TJ ET",
+        ]
+        .concat(),
+        false,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in [("objects", in_objects), ("content", in_content)] {
+        let path = dir.path().join(format!("{name}.pdf"));
+        std::fs::write(&path, bytes).unwrap();
+        let out = std::process::Command::new(silt_binary())
+            .arg("pdf-text")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0 | 3)),
+            "nesting in the {name}: the child ended with {} ({})",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 const LEDGER: &[&[u8]] = &[
     br#"[{"when": "editing the parser", "prefer": "run its tests", "id": "0a1b2c3d", "confidence": 0.5, "created": 1700000000.0, "last_confirmed": 1700000000.0, "last_fired": 1700000000.0, "hit_count": 2, "confirm_count": 1, "contradiction_count": 0, "status": "active", "note": "", "extra": {"k": [1, 2]}}]"#,
     b"[]",
