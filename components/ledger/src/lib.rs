@@ -58,23 +58,10 @@ impl core::relate::RelationJudge for ImportedRelations {
     }
 }
 
-/// Changed lessons from another process up to which `sync` adjusts the
-/// known candidate pair count instead of forgetting it (or an eighth of
-/// the ledger, if more): each adjustment is one scan of the ledger, a
-/// recount a candidate search over all of it, which on a ledger of
-/// lessons sharing phrases costs far more than a scan per lesson.
-const MAX_SYNC_ADJUST: usize = 16;
-
 struct LedgerResource {
     ledger: RefCell<ops::Ledger>,
     /// Position of each id in `ledger.entries`.
     index: RefCell<HashMap<String, usize>>,
-    /// The count of unslept candidate pairs (`ops::Ledger::
-    /// unslept_pair_count`) since the time it was counted for, while it is
-    /// known exactly: a capture adds its own pairs, a small sync adjusts
-    /// it, a pass that may touch any lesson forgets it. (Auto-sleep asks
-    /// after each capture; a full count costs a scan per new lesson.)
-    unslept: std::cell::Cell<Option<(f64, u32)>>,
     /// Whether the judge gives vectors, once it has said.
     embeds: std::cell::Cell<Option<bool>>,
     /// The judge's calibrated cosines, from its last vectors.
@@ -114,7 +101,6 @@ impl LedgerResource {
         &self,
         op: impl FnOnce(&mut ops::Ledger) -> (T, Vec<core::events::Event>),
     ) -> (T, Change) {
-        self.unslept.set(None);
         let before: Vec<core::Entry> = self.ledger.borrow().entries.clone();
         let (out, events) = op(&mut self.ledger.borrow_mut());
         let changed: Vec<usize> = {
@@ -253,60 +239,27 @@ impl GuestLedger for LedgerResource {
         LedgerResource {
             ledger: RefCell::new(ops::Ledger::new(vec![], convert::params_from_wit(&params))),
             index: RefCell::new(HashMap::new()),
-            unslept: std::cell::Cell::new(None),
             embeds: std::cell::Cell::new(None),
             calibration: std::cell::Cell::new(None),
         }
     }
 
     fn sync(&self, entries: Vec<Entry>) {
-        // Another process's change moves the candidate pair count only by
-        // the pairs of the lessons it added, retired or reworded: keep the
-        // count up to date for a few such lessons (each costs one scan)
-        // rather than recount the ledger on the next capture. A recall
-        // elsewhere (hits and times only) costs nothing here.
-        let size = self.ledger.borrow().entries.len();
-        // lessons from elsewhere have no vectors here yet, so their pairs
-        // by meaning cannot be counted until the next count embeds them
-        let by_meaning = self.embeds.get() == Some(true);
-        let known = if !by_meaning && entries.len() <= MAX_SYNC_ADJUST.max(size / 8) {
-            self.unslept.take()
-        } else {
-            None
-        };
-        self.unslept.set(None);
-        let since = known.map(|k| k.0).unwrap_or_default();
-        let mut known = known.map(|k| k.1);
+        // No count is adjusted here: the host keeps the unslept pair count
+        // with its store, added to by the process that captures (see
+        // `unslept_pairs_of`), so a lesson from elsewhere costs no scan.
         let mut l = self.ledger.borrow_mut();
         let mut index = self.index.borrow_mut();
         for e in entries {
             let e = convert::entry_from_wit(&e);
-            let active = e.status == core::entry::Status::Active;
             match index.get(&e.id) {
-                Some(&i) => {
-                    let old = &l.entries[i];
-                    let was_active = old.status == core::entry::Status::Active;
-                    let moves = was_active != active || (active && old.when != e.when);
-                    if moves && was_active {
-                        known =
-                            known.and_then(|n| n.checked_sub(l.unslept_pairs_of(i, since) as u32));
-                    }
-                    l.replace_entry(i, e);
-                    if moves && active {
-                        known = known.map(|n| n + l.unslept_pairs_of(i, since) as u32);
-                    }
-                }
+                Some(&i) => l.replace_entry(i, e),
                 None => {
-                    let i = l.entries.len();
-                    index.insert(e.id.clone(), i);
+                    index.insert(e.id.clone(), l.entries.len());
                     l.entries.push(e);
-                    if active {
-                        known = known.map(|n| n + l.unslept_pairs_of(i, since) as u32);
-                    }
                 }
             }
         }
-        self.unslept.set(known.map(|n| (since, n)));
     }
 
     fn size(&self) -> u32 {
@@ -344,26 +297,14 @@ impl GuestLedger for LedgerResource {
             Feedback::Negative => ops::Feedback::Negative,
             Feedback::Neutral => ops::Feedback::Neutral,
         };
-        let known = self.unslept.take();
-        let (i, change) = self.touching(|l| {
+        self.touching(|l| {
             let (i, events) = l.capture(id, &when, &prefer, feedback, now);
-            (i, vec![i], events)
-        });
-        if known.is_some() {
-            // the new lesson's pairs by meaning need its vectors
-            self.refresh_vectors();
-        }
-        let added = known.map(|(since, n)| {
-            let a = self.ledger.borrow_mut().unslept_pairs_of(i, since) as u32;
-            (since, n + a)
-        });
-        self.unslept.set(added);
-        change
+            ((), vec![i], events)
+        })
+        .1
     }
 
     fn confirm(&self, id: String, now: f64) -> Result<Change, LedgerError> {
-        // a confirmed dormant child is revived: the active set changes
-        self.unslept.set(None);
         self.ledger
             .borrow()
             .index_of(&id)
@@ -478,22 +419,27 @@ impl GuestLedger for LedgerResource {
         } else {
             usize::MAX
         };
-        let pairs = match self.unslept.get() {
-            Some((s, n)) if s == since => n as usize,
-            _ => {
-                self.refresh_vectors();
-                let n = self.ledger.borrow_mut().unslept_pair_count(since, need);
-                // a count cut short at `need` is a lower bound: not kept
-                if n < need {
-                    self.unslept.set(Some((since, n as u32)));
-                }
-                n
-            }
-        };
+        self.refresh_vectors();
+        let pairs = self.ledger.borrow_mut().unslept_pair_count(since, need);
         Redundancy {
             candidate_pairs: pairs.min(u32::MAX as usize) as u32,
             active: active as u32,
         }
+    }
+
+    fn unslept_pairs_of(&self, id: String, since: f64) -> Result<u32, LedgerError> {
+        let i = self
+            .ledger
+            .borrow()
+            .index_of(&id)
+            .map_err(|e| LedgerError::UnknownId(e.to_string()))?;
+        if self.ledger.borrow().entries[i].status != core::entry::Status::Active {
+            return Ok(0);
+        }
+        // the lesson's pairs by meaning need its vectors
+        self.refresh_vectors();
+        let n = self.ledger.borrow_mut().unslept_pairs_of(i, since);
+        Ok(n.min(u32::MAX as usize) as u32)
     }
 }
 

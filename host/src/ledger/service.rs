@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use silt_core::ledger::events::Event;
 
-use super::store::Store;
+use super::store::{Pressure, Store};
 use super::vectors::VectorStore;
 use crate::bindings::ledger_engine::silt::ledger::types::{
     ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, Params,
@@ -17,6 +17,7 @@ use crate::ledger::values::{entry_from_wit, entry_to_wit, event_from_wit};
 use crate::runtime::capability::judge_calls::VectorKeeper;
 use crate::runtime::ledger::{LedgerSession, default_params};
 use crate::runtime::{CallError, Runtime};
+use silt_core::ledger::Status;
 
 /// What a sleep computed away from the lock starts from: the rows as of
 /// one store version.
@@ -220,6 +221,7 @@ impl LedgerService {
     ) -> Result<Vec<Entry>, CallError> {
         self.begin().await?;
         let out = self.session_mut().recall(context, k, now).await;
+        self.carry_pressure(&out).await;
         Ok(self.finish(out)?.0)
     }
 
@@ -249,6 +251,7 @@ impl LedgerService {
             .capture(&id, when, prefer, feedback, now)
             .await
             .map(|c| ((), c));
+        self.carry_pressure(&out).await;
         let captured = out
             .as_ref()
             .ok()
@@ -274,6 +277,7 @@ impl LedgerService {
             session.confirm(id, now).await
         };
         let out = out.map(|c| ((), c));
+        self.carry_pressure(&out).await;
         let updated = out
             .as_ref()
             .ok()
@@ -472,9 +476,92 @@ impl LedgerService {
     /// The pairs no sleep pass has judged, counted until they reach
     /// `stop_at` per active lesson (0: all); see `silt:ledger`'s
     /// `redundancy`.
+    /// The count kept with the store answers without the engine; else the
+    /// engine counts, and a count that was not cut short is recorded for
+    /// the captures that follow (here or in another process) to add to.
     pub async fn redundancy(&mut self, stop_at: f64) -> Result<Redundancy, CallError> {
+        let method = self.pressure_method();
+        if let Some(p) = self.store.pressure()?
+            && p.method == method
+        {
+            return Ok(Redundancy {
+                candidate_pairs: p.pairs.min(u32::MAX.into()) as u32,
+                active: p.active.min(u32::MAX.into()) as u32,
+            });
+        }
         let since = self.store.slept_through()?;
-        self.read(async |s| s.redundancy(since, stop_at).await)
-            .await
+        let r = self
+            .read(async |s| s.redundancy(since, stop_at).await)
+            .await?;
+        let need = (stop_at * f64::from(r.active)).ceil().max(1.0);
+        if stop_at <= 0.0 || f64::from(r.candidate_pairs) < need {
+            let counted = Pressure {
+                method,
+                since,
+                pairs: r.candidate_pairs.into(),
+                active: r.active.into(),
+            };
+            // a count another commit overtook is not kept: the next
+            // check counts again
+            self.store.record_pressure(&counted, self.seen)?;
+        }
+        Ok(r)
+    }
+
+    /// The engine's own count, never the kept one: what `redundancy`
+    /// would answer with no count kept (for checks of the kept count).
+    pub async fn recount(&mut self) -> Result<Redundancy, CallError> {
+        let since = self.store.slept_through()?;
+        self.read(async |s| s.redundancy(since, 0.0).await).await
+    }
+
+    /// Whose pairs the kept count holds: the judge's (by meaning, its
+    /// vectors) at this candidate threshold.
+    fn pressure_method(&self) -> String {
+        format!("{}@{}", self.judge, self.params.candidate_threshold)
+    }
+
+    /// Carries the kept pair count through an operation about to be
+    /// committed: a new active lesson adds its pairs (one scan, here, so
+    /// no other process scans for it), entries whose status and wording
+    /// stay as they were change nothing, anything else leaves the count
+    /// stale for the next check to recount. Never fails the operation: a
+    /// count that cannot be carried is only recounted later.
+    async fn carry_pressure<T>(&mut self, outcome: &Result<(T, Change), CallError>) {
+        let Ok((_, change)) = outcome else { return };
+        let Ok(Some(mut p)) = self.store.pressure() else {
+            return;
+        };
+        if p.method != self.pressure_method() {
+            return;
+        }
+        let mut new = Vec::new();
+        for e in &change.entries {
+            let after = entry_from_wit(e);
+            let active = after.status == Status::Active;
+            match self.store.get(&e.id) {
+                Ok(None) if active => new.push(e.id.clone()),
+                Ok(None) => {}
+                Ok(Some(before))
+                    if (before.status == Status::Active) == active
+                        && (!active
+                            || (before.when == after.when && before.prefer == after.prefer)) => {}
+                _ => return,
+            }
+        }
+        // two new lessons' pair would be counted by each: recount instead
+        if new.len() > 1 {
+            return;
+        }
+        for id in new {
+            match self.session_mut().unslept_pairs_of(&id, p.since).await {
+                Ok(n) => {
+                    p.pairs += u64::from(n);
+                    p.active += 1;
+                }
+                Err(_) => return,
+            }
+        }
+        let _ = self.store.keep_pressure(&p);
     }
 }

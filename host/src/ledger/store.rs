@@ -22,6 +22,30 @@ pub struct Store {
     last_event_seqs: Vec<i64>,
 }
 
+/// What auto-sleep's pressure is made of, kept with the rows so that
+/// each lesson's pairs are counted once, by the process that captures it,
+/// instead of by every process its row reaches.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Pressure {
+    /// Whose candidate pairs these are (the judge and the candidate
+    /// threshold): another judge pairs differently.
+    pub method: String,
+    /// The `slept_through` the pairs are counted after.
+    pub since: f64,
+    /// Candidate pairs holding a lesson captured after `since`.
+    pub pairs: u64,
+    /// Active lessons.
+    pub active: u64,
+}
+
+/// [`Pressure`] with the store version it is true at.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Stamped {
+    #[serde(flatten)]
+    pressure: Pressure,
+    version: i64,
+}
+
 /// An event as stored, with its sequence number.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct StoredEvent {
@@ -254,6 +278,76 @@ impl Store {
             "INSERT INTO meta VALUES ('slept_through', ?1)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [created.to_string()],
+        )?;
+        Ok(())
+    }
+
+    /// The unslept pair count as the last commit left it, if that commit
+    /// kept it (one that did not leaves it stale: the stamp is its
+    /// version) and no pass has slept since it was counted. One
+    /// statement, so the stamp, the version and the sleep are read as one
+    /// state. A value that does not parse is stale, not an error: it is a
+    /// cache of what the rows say.
+    pub fn pressure(&self) -> Result<Option<Pressure>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT key, value FROM meta WHERE key IN ('version', 'pressure', 'slept_through')",
+        )?;
+        let (mut version, mut stamped, mut since) = (None, None, 0.0);
+        for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+            let (key, value) = row?;
+            match key.as_str() {
+                "version" => version = value.parse::<i64>().ok(),
+                "pressure" => stamped = serde_json::from_str::<Stamped>(&value).ok(),
+                _ => since = value.parse().unwrap_or(f64::NAN),
+            }
+        }
+        Ok(stamped
+            .filter(|s| Some(s.version) == version && s.pressure.since == since)
+            .map(|s| s.pressure))
+    }
+
+    /// Keeps `pressure` as the count after the commit about to be made
+    /// under the open write.
+    pub fn keep_pressure(&mut self, pressure: &Pressure) -> Result<()> {
+        anyhow::ensure!(self.in_tx, "keep_pressure without begin_write");
+        let version = self.version()? + 1;
+        self.put_pressure(pressure, version)
+    }
+
+    /// Records `pressure`, counted on the rows as of `version`, unless a
+    /// commit has landed since (a short write of its own; false if not
+    /// recorded).
+    pub fn record_pressure(&mut self, pressure: &Pressure, version: i64) -> Result<bool> {
+        self.begin_write()?;
+        let out = self.version().and_then(|now| {
+            if now == version {
+                self.put_pressure(pressure, version).map(|()| true)
+            } else {
+                Ok(false)
+            }
+        });
+        match out {
+            Ok(true) => {
+                self.conn.execute_batch("COMMIT")?;
+                self.in_tx = false;
+                Ok(true)
+            }
+            other => {
+                self.rollback();
+                other
+            }
+        }
+    }
+
+    fn put_pressure(&mut self, pressure: &Pressure, version: i64) -> Result<()> {
+        let value = serde_json::to_string(&Stamped {
+            pressure: pressure.clone(),
+            version,
+        })?;
+        self.conn.execute(
+            "INSERT INTO meta VALUES ('pressure', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [value],
         )?;
         Ok(())
     }

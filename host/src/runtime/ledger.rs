@@ -243,6 +243,17 @@ impl LedgerSession {
             .await)
     }
 
+    /// The candidate pairs lesson `id` forms that hold a lesson captured
+    /// after `since` (`silt:ledger`'s `unslept-pairs-of`).
+    pub async fn unslept_pairs_of(&mut self, id: &str, since: f64) -> Result<u32, CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_unslept_pairs_of(&mut *store, res, id, since)
+            .await)?
+        .map_err(ledger_error)
+    }
+
     pub async fn redundancy(&mut self, since: f64, stop_at: f64) -> Result<Redundancy, CallError> {
         call!(self, |b, store, res| b
             .silt_ledger_engine()

@@ -463,17 +463,31 @@ fn a_ledger_in_a_missing_folder_is_an_error() {
     assert!(!dir.path().join("no").exists());
 }
 
-/// A warm engine keeps auto-sleep's unjudged pair count right while
-/// another writer captures and sleeps the same ledger (it adjusts the
-/// count by each synced lesson instead of recounting): after every step
-/// its count equals a fresh engine's full count.
+/// Auto-sleep's unjudged pair count is kept with the store: the process
+/// that captures a lesson adds its pairs in the same transaction, so
+/// another writer's engine never scans for it. After every step of two
+/// writers capturing, confirming, contradicting and sleeping one ledger,
+/// the count either is kept and equals a fresh engine's full count, or is
+/// stale and recounted to the same.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_warm_engine_keeps_its_pair_count_right_across_another_writer() {
+async fn the_kept_pair_count_stays_right_across_writers() {
+    kept_pair_count_stays_right("lexical").await;
+}
+
+/// The same with pairs by meaning: the capturing process counts its
+/// lesson's near neighbours with the vectors kept in the ledger.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_kept_pair_count_by_meaning_stays_right_across_writers() {
+    kept_pair_count_stays_right("embedding-static").await;
+}
+
+async fn kept_pair_count_stays_right(judge: &str) {
     use silt::tools::sediment_tools::LedgerTools;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.db");
     let config = silt::config::Config {
         cache_dir: Some(dir.path().join("cache")),
+        judge: Some(judge.into()),
         ..Default::default()
     };
     let app = silt::app::App::with_config(config, true).unwrap();
@@ -489,9 +503,13 @@ async fn a_warm_engine_keeps_its_pair_count_right_across_another_writer() {
     };
     let (warm, other) = (tools(), tools());
     let args = |v: Value| v.as_object().unwrap().clone();
-    async fn pairs(t: &LedgerTools) -> u32 {
+    // (kept before the check, what redundancy says, a fresh engine's count)
+    async fn counts(t: &LedgerTools, fresh: &LedgerTools) -> (bool, u32, u32) {
         let mut service = t.open().await.unwrap();
-        service.redundancy(0.0).await.unwrap().candidate_pairs
+        let kept = service.store.pressure().unwrap().is_some();
+        let said = service.redundancy(0.0).await.unwrap().candidate_pairs;
+        let truth = fresh.open().await.unwrap().recount().await.unwrap();
+        (kept, said, truth.candidate_pairs)
     }
     let lessons = [
         (
@@ -505,13 +523,18 @@ async fn a_warm_engine_keeps_its_pair_count_right_across_another_writer() {
         ("editing the lexer in repo r1", "keep the change small"),
         ("deploying the API in repo r1", "take a backup first"),
     ];
+    let mut ids = Vec::new();
     for (when, prefer) in lessons {
-        warm.capture(args(serde_json::json!({"when": when, "prefer": prefer})))
+        let out = warm
+            .capture(args(serde_json::json!({"when": when, "prefer": prefer})))
             .await
             .unwrap();
+        ids.push(out["captured"]["id"].as_str().unwrap().to_string());
     }
-    let known = pairs(&warm).await;
-    assert!(known > 0, "the lessons share phrases");
+    let (kept, said, truth) = counts(&warm, &tools()).await;
+    assert!(!kept, "nothing asked for the count yet, so none was kept");
+    assert!(truth > 0, "the lessons share phrases");
+    assert_eq!(said, truth);
     let mut steps = 0;
     for (when, prefer) in lessons.iter().chain(&[
         (
@@ -528,18 +551,38 @@ async fn a_warm_engine_keeps_its_pair_count_right_across_another_writer() {
             .await
             .unwrap();
         steps += 1;
-        assert_eq!(
-            pairs(&warm).await,
-            pairs(&tools()).await,
-            "after capture {steps}"
-        );
+        let (kept, said, truth) = counts(&warm, &tools()).await;
+        assert!(kept, "capture {steps} did not keep the count");
+        assert_eq!(said, truth, "after capture {steps}");
     }
-    // a sleep elsewhere merges the repeated lessons: retirements arrive by
-    // sync, and the pairs it judged are no longer counted
-    let before = pairs(&warm).await;
+    // a recall and a confirmation change no pair: still kept
+    other
+        .recall(args(serde_json::json!({"context": "editing the parser"})))
+        .await
+        .unwrap();
+    other
+        .feedback(args(serde_json::json!({"id": ids[0]})), false)
+        .await
+        .unwrap();
+    let (kept, said, truth) = counts(&warm, &tools()).await;
+    assert!(kept, "a recall or a confirmation lost the count");
+    assert_eq!(said, truth, "after a recall and a confirmation");
+    // a sleep elsewhere merges the repeated lessons: the count goes stale,
+    // and the pairs it judged are no longer counted
+    let before = said;
     let slept = other.sleep(args(serde_json::json!({}))).await.unwrap();
     assert!(slept["merged"].as_u64().unwrap() > 0, "{slept}");
-    let after = pairs(&warm).await;
-    assert_eq!(after, pairs(&tools()).await, "after the sleep");
+    let (kept, after, truth) = counts(&warm, &tools()).await;
+    assert!(!kept, "a sleep must leave the count stale");
+    assert_eq!(after, truth, "after the sleep");
     assert!(after < before, "{after} of {before} still counted");
+    // counted again above, so the next capture keeps it
+    warm.capture(args(serde_json::json!({
+        "when": "editing the parser in repo r4", "prefer": "run the focused tests first"
+    })))
+    .await
+    .unwrap();
+    let (kept, said, truth) = counts(&other, &tools()).await;
+    assert!(kept);
+    assert_eq!(said, truth, "after a capture that followed the sleep");
 }
