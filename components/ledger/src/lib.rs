@@ -64,6 +64,10 @@ struct LedgerResource {
     index: RefCell<HashMap<String, usize>>,
     /// Whether the judge gives vectors, once it has said.
     embeds: std::cell::Cell<Option<bool>>,
+    /// Every active lesson's texts have vectors here: no lesson was added,
+    /// revived or reworded since the last refresh found none missing (a
+    /// recall need not look through the ledger for them).
+    vectors_current: std::cell::Cell<bool>,
     /// The judge's calibrated cosines, from its last vectors.
     calibration: std::cell::Cell<Option<Calibration>>,
 }
@@ -101,6 +105,7 @@ impl LedgerResource {
         &self,
         op: impl FnOnce(&mut ops::Ledger) -> (T, Vec<core::events::Event>),
     ) -> (T, Change) {
+        self.vectors_current.set(false);
         let before: Vec<core::Entry> = self.ledger.borrow().entries.clone();
         let (out, events) = op(&mut self.ledger.borrow_mut());
         let changed: Vec<usize> = {
@@ -187,9 +192,14 @@ impl LedgerResource {
         if self.embeds.get() == Some(false) {
             return false;
         }
+        if self.vectors_current.get() && self.embeds.get() == Some(true) {
+            return true;
+        }
         let missing = self.ledger.borrow_mut().texts_to_embed();
         if missing.is_empty() {
-            return self.embeds.get() == Some(true);
+            let embeds = self.embeds.get() == Some(true);
+            self.vectors_current.set(embeds);
+            return embeds;
         }
         let Some(vectors) = self.embed(&missing) else {
             return false;
@@ -210,6 +220,7 @@ impl LedgerResource {
             warn(&format!("{e}; pairing and recalling lexically"));
             return false;
         }
+        self.vectors_current.set(true);
         true
     }
 
@@ -240,6 +251,7 @@ impl GuestLedger for LedgerResource {
             ledger: RefCell::new(ops::Ledger::new(vec![], convert::params_from_wit(&params))),
             index: RefCell::new(HashMap::new()),
             embeds: std::cell::Cell::new(None),
+            vectors_current: std::cell::Cell::new(false),
             calibration: std::cell::Cell::new(None),
         }
     }
@@ -248,6 +260,9 @@ impl GuestLedger for LedgerResource {
         // No count is adjusted here: the host keeps the unslept pair count
         // with its store, added to by the process that captures (see
         // `unslept_pairs_of`), so a lesson from elsewhere costs no scan.
+        if !entries.is_empty() {
+            self.vectors_current.set(false);
+        }
         let mut l = self.ledger.borrow_mut();
         let mut index = self.index.borrow_mut();
         for e in entries {
@@ -297,6 +312,7 @@ impl GuestLedger for LedgerResource {
             Feedback::Negative => ops::Feedback::Negative,
             Feedback::Neutral => ops::Feedback::Neutral,
         };
+        self.vectors_current.set(false);
         self.touching(|l| {
             let (i, events) = l.capture(id, &when, &prefer, feedback, now);
             ((), vec![i], events)
@@ -305,6 +321,8 @@ impl GuestLedger for LedgerResource {
     }
 
     fn confirm(&self, id: String, now: f64) -> Result<Change, LedgerError> {
+        // a dormant lesson may come back, or an active one go
+        self.vectors_current.set(false);
         self.ledger
             .borrow()
             .index_of(&id)
@@ -318,6 +336,8 @@ impl GuestLedger for LedgerResource {
     }
 
     fn contradict(&self, id: String, now: f64) -> Result<Change, LedgerError> {
+        // a dormant lesson may come back, or an active one go
+        self.vectors_current.set(false);
         self.ledger
             .borrow()
             .index_of(&id)

@@ -14,7 +14,7 @@
 
 use std::time::Instant;
 
-use silt_core::ledger::entry::{DAY, Entry};
+use silt_core::ledger::entry::Entry;
 use silt_core::ledger::meaning::{Cuts, quantise};
 use silt_core::ledger::ops::Ledger;
 use silt_core::ledger::{Params, synthetic};
@@ -56,20 +56,7 @@ fn main() {
         let entries: Vec<Entry> = synthetic::agent_lessons(n)
             .into_iter()
             .enumerate()
-            .map(|(i, l)| {
-                let mut e = Entry::new(
-                    format!("{i:08x}"),
-                    l.when,
-                    l.prefer,
-                    l.confidence,
-                    u64::from(l.confirm_count),
-                    now - f64::from(l.created_days_ago) * DAY,
-                );
-                e.last_confirmed = now - f64::from(l.confirmed_days_ago) * DAY;
-                e.decayed_at = Some(e.last_confirmed);
-                e.hit_count = u64::from(l.hit_count);
-                e
-            })
+            .map(|(i, l)| l.entry(format!("{i:08x}"), now))
             .collect();
         let mut ledger = Ledger::new(entries, Params::default());
         let contexts = synthetic::agent_contexts(201);

@@ -142,8 +142,19 @@ impl LedgerService {
     }
 
     async fn begin(&mut self) -> Result<(), CallError> {
+        self.begin_as(false).await
+    }
+
+    /// [`Self::begin`]; with `counters`, for an operation that writes only
+    /// counters (see `Store::begin_counters_write`).
+    async fn begin_as(&mut self, counters: bool) -> Result<(), CallError> {
         self.enter();
-        if let Err(e) = self.store.begin_write() {
+        let began = if counters {
+            self.store.begin_counters_write()
+        } else {
+            self.store.begin_write()
+        };
+        if let Err(e) = began {
             self.in_flight = false;
             return Err(e.into());
         }
@@ -219,7 +230,8 @@ impl LedgerService {
         k: u32,
         now: f64,
     ) -> Result<Vec<Entry>, CallError> {
-        self.begin().await?;
+        // a recall changes hit counts and times only
+        self.begin_as(true).await?;
         let out = self.session_mut().recall(context, k, now).await;
         self.carry_pressure(&out).await;
         Ok(self.finish(out)?.0)

@@ -18,6 +18,9 @@ const SCHEMA: &str = "silt-ledger/1";
 pub struct Store {
     conn: Connection,
     in_tx: bool,
+    /// The connection commits without waiting for the disk (see
+    /// [`Store::begin_counters_write`]).
+    relaxed: bool,
     /// The log numbers of the events the last commit wrote, in order.
     last_event_seqs: Vec<i64>,
 }
@@ -151,6 +154,7 @@ impl Store {
         Ok(Store {
             conn,
             in_tx: false,
+            relaxed: false,
             last_event_seqs: Vec::new(),
         })
     }
@@ -318,7 +322,8 @@ impl Store {
     /// commit has landed since (a short write of its own; false if not
     /// recorded).
     pub fn record_pressure(&mut self, pressure: &Pressure, version: i64) -> Result<bool> {
-        self.begin_write()?;
+        // a count is recounted from the rows if lost
+        self.begin_counters_write()?;
         let out = self.version().and_then(|now| {
             if now == version {
                 self.put_pressure(pressure, version).map(|()| true)
@@ -364,8 +369,32 @@ impl Store {
 
     /// Takes the write lock (waiting for other writers).
     pub fn begin_write(&mut self) -> Result<()> {
+        self.set_relaxed(false)?;
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
         self.in_tx = true;
+        Ok(())
+    }
+
+    /// Takes the write lock for a write of counters only (a recall's hit
+    /// counts and times, a context's vector): committed to the WAL without
+    /// waiting for the disk (`synchronous = NORMAL`). A killed process
+    /// loses nothing (the OS holds the WAL's pages); a power cut or an OS
+    /// crash may lose the last such writes, never a lesson or a verdict,
+    /// and the next ordinary commit, here or in another process, syncs
+    /// the WAL they are in. The fsync was most of a recall's time.
+    pub fn begin_counters_write(&mut self) -> Result<()> {
+        self.set_relaxed(true)?;
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        self.in_tx = true;
+        Ok(())
+    }
+
+    fn set_relaxed(&mut self, relaxed: bool) -> Result<()> {
+        if self.relaxed != relaxed {
+            let level = if relaxed { "NORMAL" } else { "FULL" };
+            self.conn.pragma_update(None, "synchronous", level)?;
+            self.relaxed = relaxed;
+        }
         Ok(())
     }
 
@@ -806,5 +835,73 @@ fn check_existing(path: &Path) -> Result<()> {
             "{} is an SQLite database but not a silt ledger; it was left untouched",
             path.display()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn synchronous(store: &Store) -> i64 {
+        store
+            .conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// Only a counters write commits without waiting for the disk; every
+    /// other write after it waits again (FULL = 2, NORMAL = 1).
+    #[test]
+    fn only_counter_writes_skip_the_fsync() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("ledger.db")).unwrap();
+        assert_eq!(synchronous(&store), 2);
+        store.begin_counters_write().unwrap();
+        assert_eq!(synchronous(&store), 1);
+        store.commit(&[], &[]).unwrap();
+        store.begin_write().unwrap();
+        assert_eq!(synchronous(&store), 2);
+        store.rollback();
+    }
+
+    /// A kept count is read back only while nothing else has committed,
+    /// and a recount is not recorded over a commit that overtook it.
+    #[test]
+    fn a_kept_count_goes_stale_with_any_other_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("ledger.db")).unwrap();
+        let p = Pressure {
+            method: "lexical@0.18".into(),
+            since: 0.0,
+            pairs: 3,
+            active: 4,
+        };
+        let version = store.version().unwrap();
+        assert!(store.record_pressure(&p, version).unwrap());
+        assert_eq!(store.pressure().unwrap(), Some(p.clone()));
+        store.begin_write().unwrap();
+        store
+            .keep_pressure(&Pressure {
+                pairs: 5,
+                ..p.clone()
+            })
+            .unwrap();
+        store.commit(&[], &[]).unwrap();
+        assert_eq!(store.pressure().unwrap().unwrap().pairs, 5);
+        // a commit that does not keep it
+        store.begin_write().unwrap();
+        store.commit(&[], &[]).unwrap();
+        assert_eq!(store.pressure().unwrap(), None);
+        // counted at a version another commit has passed
+        assert!(!store.record_pressure(&p, version).unwrap());
+        assert_eq!(store.pressure().unwrap(), None);
+        // a pass slept since the count
+        let now = store.version().unwrap();
+        assert!(store.record_pressure(&p, now).unwrap());
+        store.begin_write().unwrap();
+        store.mark_slept_through(Some(5.0)).unwrap();
+        store.keep_pressure(&p).unwrap();
+        store.commit(&[], &[]).unwrap();
+        assert_eq!(store.pressure().unwrap(), None);
     }
 }

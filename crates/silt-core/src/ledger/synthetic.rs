@@ -40,6 +40,25 @@ pub struct Lesson {
     pub confirm_count: u32,
 }
 
+impl Lesson {
+    /// The lesson as a ledger entry under `id`, its days counted back
+    /// from `now`.
+    pub fn entry(self, id: String, now: f64) -> super::Entry {
+        let mut e = super::Entry::new(
+            id,
+            self.when,
+            self.prefer,
+            self.confidence,
+            u64::from(self.confirm_count),
+            now - f64::from(self.created_days_ago) * super::DAY,
+        );
+        e.last_confirmed = now - f64::from(self.confirmed_days_ago) * super::DAY;
+        e.decayed_at = Some(e.last_confirmed);
+        e.hit_count = u64::from(self.hit_count);
+        e
+    }
+}
+
 /// `n` lessons; the same `n` always gives the same lessons.
 pub fn lessons(n: usize) -> Vec<Lesson> {
     let mut seed = 0x5eed_u64;
