@@ -207,6 +207,12 @@ pub struct LedgerTools {
     fixed_now: Option<f64>,
     /// Overrides the configured auto-sleep threshold (0 is off).
     sleep_pressure: Option<f64>,
+    /// Held by the auto-sleep pass under way. A capture that finds the
+    /// pressure high while one runs does not start another: passes side
+    /// by side read the same snapshot, and all but one find their rows
+    /// changed at commit, retry, and end up sleeping under the lock that
+    /// every other call waits for.
+    auto_sleeping: tokio::sync::Mutex<()>,
 }
 
 impl LedgerTools {
@@ -233,6 +239,7 @@ impl LedgerTools {
             service: Mutex::new(None),
             fixed_now: now,
             sleep_pressure: None,
+            auto_sleeping: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -354,6 +361,11 @@ impl LedgerTools {
         if pressure < threshold {
             return Ok(None);
         }
+        // a pass is under way: this lesson's pairs stay counted, so the
+        // first capture after it checks them
+        let Ok(_turn) = self.auto_sleeping.try_lock() else {
+            return Ok(None);
+        };
         let judge = self.config.judge_for("sediment_sleep").to_string();
         let (s, undoable) = self
             .sleep_apart(&judge, now, None)
@@ -648,4 +660,59 @@ fn drift(store: &Store) -> anyhow::Result<Vec<Value>> {
         .into_iter()
         .map(|(day, counts, net)| json!({"day": day_label(day), "events": counts, "net_active": net}))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// While an auto-sleep pass runs, a capture over the threshold starts
+    /// no second one; the first capture after it does.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_capture_starts_no_pass_while_one_is_under_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            cache_dir: Some(dir.path().join("cache")),
+            ..Default::default()
+        };
+        let app = crate::app::App::with_config(config, true).unwrap();
+        let mut tools = LedgerTools::at(
+            app.runtime.clone(),
+            app.config.clone(),
+            dir.path().join("ledger.db"),
+            None,
+            None,
+        );
+        tools.sleep_pressure = Some(0.2);
+        let capture = async |tools: &LedgerTools, when: &str, prefer: &str| {
+            let args = json!({"when": when, "prefer": prefer});
+            tools
+                .capture(args.as_object().unwrap().clone())
+                .await
+                .unwrap()
+        };
+        // 1 candidate pair among 4, then 5, active lessons: 0.25, then 0.2
+        let lessons = [
+            ("deploying to production", "run the smoke tests first"),
+            ("writing release notes", "link the changelog"),
+            (
+                "non-reasoning GPT target",
+                "inject explicit step-by-step CoT",
+            ),
+        ];
+        for (when, prefer) in lessons {
+            capture(&tools, when, prefer).await;
+        }
+        let turn = tools.auto_sleeping.lock().await;
+        let out = capture(
+            &tools,
+            "non-reasoning GPT target",
+            "do not inject CoT, keep it terse",
+        )
+        .await;
+        assert!(out.get("auto_sleep").is_none(), "{out}");
+        drop(turn);
+        let out = capture(&tools, "reviewing a pull request", "read the tests first").await;
+        assert_eq!(out["auto_sleep"]["contradictions_resolved"], 1, "{out}");
+    }
 }
