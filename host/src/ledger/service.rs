@@ -487,10 +487,10 @@ impl LedgerService {
 
     /// The pairs no sleep pass has judged, counted until they reach
     /// `stop_at` per active lesson (0: all); see `silt:ledger`'s
-    /// `redundancy`.
-    /// The count kept with the store answers without the engine; else the
-    /// engine counts, and a count that was not cut short is recorded for
-    /// the captures that follow (here or in another process) to add to.
+    /// `redundancy`. The count kept with the store answers without the
+    /// engine; else the engine counts, and a count that was not cut short
+    /// is recorded for the captures that follow (here or in another
+    /// process) to add to.
     pub async fn redundancy(&mut self, stop_at: f64) -> Result<Redundancy, CallError> {
         let method = self.pressure_method();
         if let Some(p) = self.store.pressure()?
