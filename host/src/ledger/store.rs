@@ -375,13 +375,15 @@ impl Store {
         Ok(())
     }
 
-    /// Takes the write lock for a write of counters only (a recall's hit
-    /// counts and times, a context's vector): committed to the WAL without
-    /// waiting for the disk (`synchronous = NORMAL`). A killed process
-    /// loses nothing (the OS holds the WAL's pages); a power cut or an OS
-    /// crash may lose the last such writes, never a lesson or a verdict,
-    /// and the next ordinary commit, here or in another process, syncs
-    /// the WAL they are in. The fsync was most of a recall's time.
+    /// Takes the write lock for a write of counters and caches only (a
+    /// recall's hit counts and times, lesson vectors the judge just gave,
+    /// the kept pair count; a context's vector is never written): committed
+    /// to the WAL without waiting for the disk (`synchronous = NORMAL`). A
+    /// killed process loses nothing (the OS holds the WAL's pages); a
+    /// power cut or an OS crash may lose the last such writes, never a
+    /// lesson or a verdict, and the next ordinary commit, here or in
+    /// another process, syncs the WAL they are in. The fsync was most of
+    /// a recall's time.
     pub fn begin_counters_write(&mut self) -> Result<()> {
         self.set_relaxed(true)?;
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
