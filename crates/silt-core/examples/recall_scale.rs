@@ -14,7 +14,6 @@
 
 use std::time::Instant;
 
-use silt_core::ledger::entry::Entry;
 use silt_core::ledger::meaning::{Cuts, quantise};
 use silt_core::ledger::ops::Ledger;
 use silt_core::ledger::{Params, synthetic};
@@ -53,12 +52,7 @@ fn main() {
         .collect();
     let now = 1.8e9;
     for n in sizes {
-        let entries: Vec<Entry> = synthetic::agent_lessons(n)
-            .into_iter()
-            .enumerate()
-            .map(|(i, l)| l.entry(format!("{i:08x}"), now))
-            .collect();
-        let mut ledger = Ledger::new(entries, Params::default());
+        let mut ledger = Ledger::new(synthetic::agent_entries(n, now), Params::default());
         let contexts = synthetic::agent_contexts(201);
         if meaning {
             let texts = ledger.texts_to_embed();

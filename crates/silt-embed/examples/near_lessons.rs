@@ -17,7 +17,7 @@
 
 use silt_core::ledger::meaning::{Cuts, cosine_at, dot, lesson_vector, quantise};
 use silt_embed::Encoder;
-use silt_embed::calibration::{Calibration, UNRELATED_BELOW_P};
+use silt_embed::calibration::Calibration;
 
 struct Lesson {
     when: String,
@@ -124,10 +124,7 @@ fn main() {
         let encoder = Encoder::load(&dir).unwrap_or_else(|e| panic!("{e}"));
         let calibration =
             Calibration::for_folder(&dir, encoder.kind()).unwrap_or_else(|e| panic!("{e}"));
-        let (related, unrelated) = (
-            calibration.related.midpoint(),
-            calibration.related.at(UNRELATED_BELOW_P),
-        );
+        let (related, unrelated) = (calibration.related_above(), calibration.unrelated_below());
         println!(
             "model {} (related above {related:.3}, unrelated below {unrelated:.3})",
             dir.display()

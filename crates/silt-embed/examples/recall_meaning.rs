@@ -17,7 +17,7 @@ use silt_core::ledger::meaning::{Cuts, quantise};
 use silt_core::ledger::ops::Ledger;
 use silt_core::ledger::{Params, synthetic};
 use silt_embed::Encoder;
-use silt_embed::calibration::{Calibration, UNRELATED_BELOW_P};
+use silt_embed::calibration::Calibration;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -35,19 +35,11 @@ fn main() {
     let encoder = Encoder::load(&dir).unwrap_or_else(|e| panic!("{e}"));
     let calibration =
         Calibration::for_folder(&dir, encoder.kind()).unwrap_or_else(|e| panic!("{e}"));
-    let (related, unrelated) = (
-        calibration.related.midpoint(),
-        calibration.related.at(UNRELATED_BELOW_P),
-    );
+    let (related, unrelated) = (calibration.related_above(), calibration.unrelated_below());
     let cuts = Cuts::from_calibration(related, unrelated).expect("ordered cut-offs");
     let now = 1.8e9;
     for n in sizes {
-        let entries: Vec<Entry> = synthetic::agent_lessons(n)
-            .into_iter()
-            .enumerate()
-            .map(|(i, l)| l.entry(format!("{i:08x}"), now))
-            .collect();
-        let mut ledger = Ledger::new(entries, Params::default());
+        let mut ledger = Ledger::new(synthetic::agent_entries(n, now), Params::default());
         let texts = ledger.texts_to_embed();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = encoder.encode(&refs).expect("encode");

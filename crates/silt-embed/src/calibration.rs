@@ -63,6 +63,18 @@ pub struct Calibration {
 pub const FILE: &str = "silt-calibration.json";
 
 impl Calibration {
+    /// The cosine from which two texts count as related (`silt:embed`
+    /// `related-above`): where the relatedness curve crosses one half.
+    pub fn related_above(&self) -> f64 {
+        self.related.midpoint()
+    }
+
+    /// The cosine under which a task and a lesson's situation count as
+    /// unrelated (`silt:embed` `unrelated-below`; see [`UNRELATED_BELOW_P`]).
+    pub fn unrelated_below(&self) -> f64 {
+        self.related.at(UNRELATED_BELOW_P)
+    }
+
     /// The constants fitted for all-MiniLM-L6-v2 (transformer) and
     /// potion-base-8M (static).
     pub fn for_kind(kind: Kind) -> Calibration {

@@ -110,8 +110,8 @@ impl exports::silt::embed::embed::Guest for Embedding {
             Ok(exports::silt::embed::embed::Embedding {
                 vectors: vectors.iter().map(|v| v.to_vec()).collect(),
                 same_above: c.same.midpoint(),
-                related_above: c.related.midpoint(),
-                unrelated_below: c.related.at(silt_embed::calibration::UNRELATED_BELOW_P),
+                related_above: c.related_above(),
+                unrelated_below: c.unrelated_below(),
             })
         })
         .map_err(Into::into)

@@ -254,6 +254,16 @@ impl Zipf {
     }
 }
 
+/// [`agent_lessons`] as ledger entries (ids are their positions in hex),
+/// their days counted back from `now`.
+pub fn agent_entries(n: usize, now: f64) -> Vec<super::Entry> {
+    agent_lessons(n)
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| l.entry(format!("{i:08x}"), now))
+        .collect()
+}
+
 /// `n` lessons as agents write them: a few verbs, subjects, repositories
 /// and actions recur with Zipf frequencies ("editing the parser in repo r3
 /// → run the focused tests first"), so many lessons share phrases, as in a
