@@ -50,6 +50,19 @@ impl Rows {
         self.data[i * self.dim..(i + 1) * self.dim].copy_from_slice(v);
     }
 
+    /// Puts `v` (stored bytes) in row `i`, first growing the rows with
+    /// zeros to reach it; the first row put sets the width.
+    pub fn put(&mut self, i: usize, v: &[i8]) {
+        if self.data.is_empty() {
+            self.dim = v.len();
+        }
+        debug_assert_eq!(v.len(), self.dim);
+        if self.len() <= i {
+            self.data.resize((i + 1) * self.dim, 0);
+        }
+        self.replace(i, v);
+    }
+
     /// Appends a row already stored as bytes.
     pub fn push_stored(&mut self, v: &[i8]) {
         debug_assert_eq!(v.len(), self.dim);
