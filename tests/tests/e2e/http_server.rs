@@ -727,3 +727,34 @@ async fn idle_connections_neither_starve_nor_stall_the_server() {
     assert!(started.elapsed() < Duration::from_secs(8));
     assert_eq!(initialize(&served, &[]).await, 200);
 }
+
+/// `silt bench-http --entries`: the ledger holds the seeded lessons, every
+/// capture the server acknowledged is counted once (an import also logs
+/// its lessons as captured), and no call fails.
+#[test]
+fn the_load_bench_seeds_its_ledger_and_counts_only_its_captures() {
+    let out = std::process::Command::new(silt_e2e::silt_binary())
+        .args([
+            "bench-http",
+            "--entries",
+            "300",
+            "--clients",
+            "1,4",
+            "--seconds",
+            "1",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["entries_at_start"], 300, "{report}");
+    let acknowledged = report["captures_acknowledged"].as_u64().unwrap();
+    assert!(acknowledged > 0, "{report}");
+    assert_eq!(report["captures_in_ledger"], acknowledged, "{report}");
+    for level in report["levels"].as_array().unwrap() {
+        assert_eq!(level["errors"], 0, "{report}");
+        assert!(level["max_ms"].as_f64().unwrap() >= level["p99_ms"].as_f64().unwrap());
+    }
+}
