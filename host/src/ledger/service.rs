@@ -34,8 +34,9 @@ pub struct SleepSnapshot {
 pub enum SleepCommit {
     /// Written; the events it logged.
     Done(Vec<Event>),
-    /// Another writer changed (or deleted) a lesson the sleep changed, or
-    /// took an id it made: nothing was written; sleep again.
+    /// Another writer changed (or deleted) a lesson the sleep changed, by
+    /// more than a recall's counters, or took an id it made: nothing was
+    /// written; sleep again.
     Stale,
 }
 
@@ -378,8 +379,9 @@ impl LedgerService {
     }
 
     /// Writes a sleep computed from `snapshot`, unless a lesson it changed
-    /// (or an id it made) was written by someone else since, or a lesson
-    /// was deleted: then nothing is written and the caller sleeps again.
+    /// (or an id it made) was written by someone else since, by more than
+    /// recalls (whose hits are carried over), or a lesson was deleted:
+    /// then nothing is written and the caller sleeps again.
     /// The engine of this service learns the outcome on its next sync.
     pub fn commit_sleep(
         &mut self,
@@ -401,16 +403,27 @@ impl LedgerService {
             if self.store.generation()? != snapshot.generation {
                 return Ok(SleepCommit::Stale);
             }
-            let moved: std::collections::HashSet<String> = self
+            // A lesson the pass changed and another writer changed since
+            // is written only when that writer was recalls alone (their
+            // hits carried over); anything else is computed again.
+            let moved: std::collections::HashMap<String, silt_core::ledger::Entry> = self
                 .store
                 .changed_since(snapshot.version)?
                 .into_iter()
-                .map(|e| e.id)
+                .map(|e| (e.id.clone(), e))
                 .collect();
-            if change.entries.iter().any(|e| moved.contains(&e.id)) {
-                return Ok(SleepCommit::Stale);
+            let mut entries = Vec::with_capacity(change.entries.len());
+            for ours in change.entries.iter().map(entry_from_wit) {
+                let Some(theirs) = moved.get(&ours.id) else {
+                    entries.push(ours);
+                    continue;
+                };
+                let base = snapshot.rows.iter().find(|e| e.id == ours.id);
+                match base.and_then(|b| ours.rebased_over_recalls(&entry_from_wit(b), theirs)) {
+                    Some(rebased) => entries.push(rebased),
+                    None => return Ok(SleepCommit::Stale),
+                }
             }
-            let entries: Vec<_> = change.entries.iter().map(entry_from_wit).collect();
             let events: Vec<Event> = change.events.iter().map(event_from_wit).collect();
             let read_through = snapshot.rows.iter().map(|e| e.created).fold(0.0, f64::max);
             self.store.mark_slept_through(Some(read_through))?;

@@ -665,6 +665,104 @@ fn drift(store: &Store) -> anyhow::Result<Vec<Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use silt_core::ledger::Status;
+
+    /// A pass computed apart from the lock is written over recalls of the
+    /// lessons it changed, keeping their hits, and computed again over a
+    /// confirm of one of them.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_pass_is_written_over_recalls_but_not_over_a_confirm() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            cache_dir: Some(dir.path().join("cache")),
+            ..Default::default()
+        };
+        let app = crate::app::App::with_config(config, true).unwrap();
+        let mut tools = LedgerTools::at(
+            app.runtime.clone(),
+            app.config.clone(),
+            dir.path().join("ledger.db"),
+            None,
+            None,
+        );
+        tools.sleep_pressure = Some(0.0);
+        let args = |v: Value| v.as_object().unwrap().clone();
+        let mut ids = vec![];
+        for prefer in [
+            "inject explicit step-by-step CoT",
+            "do not inject CoT, keep it terse",
+        ] {
+            let when = "non-reasoning GPT target";
+            let out = tools
+                .capture(args(json!({"when": when, "prefer": prefer})))
+                .await
+                .unwrap();
+            ids.push(out["captured"]["id"].as_str().unwrap().to_string());
+        }
+        let rows = async |tools: &LedgerTools| {
+            let service = tools.service().await.unwrap();
+            service.store.changed_since(0).unwrap()
+        };
+        let apart = async |tools: &LedgerTools| {
+            let snapshot = tools
+                .service()
+                .await
+                .unwrap()
+                .sleep_snapshot("lexical")
+                .unwrap();
+            let (report, change) =
+                LedgerService::sleep_apart(&tools.runtime, &snapshot, tools.now(), None)
+                    .await
+                    .unwrap();
+            assert_eq!(report.contradictions_resolved, 1);
+            (snapshot, change)
+        };
+        let recall = args(json!({"context": "non-reasoning GPT target", "k": 5}));
+
+        // a confirm between the snapshot and the commit: computed again
+        let (snapshot, change) = apart(&tools).await;
+        tools
+            .feedback(args(json!({"id": ids[0]})), false)
+            .await
+            .unwrap();
+        let outcome = tools
+            .service()
+            .await
+            .unwrap()
+            .commit_sleep(&snapshot, &change)
+            .unwrap();
+        assert!(matches!(outcome, SleepCommit::Stale));
+        assert!(
+            rows(&tools)
+                .await
+                .iter()
+                .all(|e| e.status == Status::Active)
+        );
+
+        // recalls between them: written, with the recalls' hits
+        let (snapshot, change) = apart(&tools).await;
+        let hits_before: Vec<u64> = rows(&tools).await.iter().map(|e| e.hit_count).collect();
+        for _ in 0..2 {
+            let out = tools.recall(recall.clone()).await.unwrap();
+            assert_eq!(out["count"], 2, "{out}");
+        }
+        let outcome = tools
+            .service()
+            .await
+            .unwrap()
+            .commit_sleep(&snapshot, &change)
+            .unwrap();
+        assert!(matches!(outcome, SleepCommit::Done(_)));
+        let after = rows(&tools).await;
+        assert_eq!(
+            after.iter().filter(|e| e.status == Status::Active).count(),
+            1,
+            "the contradiction was resolved"
+        );
+        for (e, before) in after.iter().zip(hits_before) {
+            assert!(e.hit_count >= before + 2, "{} lost its recalls", e.id);
+        }
+    }
 
     /// While an auto-sleep pass runs, a capture over the threshold starts
     /// no second one; the first capture after it does.

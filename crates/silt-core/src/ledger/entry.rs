@@ -101,6 +101,27 @@ impl Entry {
         self.decayed_at = Some(now);
     }
 
+    /// This lesson as a pass wrote it from `base`, with what recalls did
+    /// to the same lesson meanwhile (`theirs`) carried over: the hits they
+    /// added and their latest firing. None when `theirs` changed anything
+    /// a recall does not: then the pass's judgment may rest on what
+    /// changed and it must be computed again. A recall's changes add up,
+    /// so carrying them loses no one's update; rejecting every lesson a
+    /// recall touched made a pass on a busy server start over (or wait
+    /// for the lock) once per recall of a lesson it changed.
+    pub fn rebased_over_recalls(&self, base: &Entry, theirs: &Entry) -> Option<Entry> {
+        let mut only_counters = theirs.clone();
+        only_counters.hit_count = base.hit_count;
+        only_counters.last_fired = base.last_fired;
+        if only_counters != *base || theirs.hit_count < base.hit_count {
+            return None;
+        }
+        let mut out = self.clone();
+        out.hit_count += theirs.hit_count - base.hit_count;
+        out.last_fired = out.last_fired.max(theirs.last_fired);
+        Some(out)
+    }
+
     /// "WHEN x -> PREFER y".
     pub fn render(&self) -> String {
         format!("WHEN {} -> PREFER {}", self.when, self.prefer)
@@ -133,6 +154,32 @@ mod tests {
         e.confirm_count = 1;
         assert!((e.effective(28.0 * DAY) - 0.3).abs() < 1e-12);
         assert_eq!(e.effective(-5.0), 0.6);
+    }
+
+    #[test]
+    fn a_pass_keeps_what_recalls_added_and_nothing_else() {
+        let base = Entry::new("a".into(), "w".into(), "p".into(), 0.5, 0, 0.0);
+        let mut ours = base.clone();
+        ours.status = Status::Retired;
+        ours.hit_count = 4; // a merge gave it the other lesson's hits
+        let mut theirs = base.clone();
+        theirs.hit_count = 2;
+        theirs.last_fired = 9.0;
+        let out = ours.rebased_over_recalls(&base, &theirs).unwrap();
+        assert_eq!(out.status, Status::Retired);
+        assert_eq!((out.hit_count, out.last_fired), (6, 9.0));
+        // untouched by anyone else: the pass's row as it is
+        assert_eq!(ours.rebased_over_recalls(&base, &base).unwrap(), ours);
+        // a confirm, a contradiction or a new status is not a recall
+        let mut confirmed = theirs.clone();
+        confirmed.confirm_count = 1;
+        assert!(ours.rebased_over_recalls(&base, &confirmed).is_none());
+        let mut dormant = theirs.clone();
+        dormant.status = Status::Dormant;
+        assert!(ours.rebased_over_recalls(&base, &dormant).is_none());
+        let mut noted = theirs;
+        noted.note = "merged elsewhere".into();
+        assert!(ours.rebased_over_recalls(&base, &noted).is_none());
     }
 
     #[test]
