@@ -667,25 +667,31 @@ mod tests {
     use super::*;
     use silt_core::ledger::Status;
 
-    /// A pass computed apart from the lock is written over recalls of the
-    /// lessons it changed, keeping their hits, and computed again over a
-    /// confirm of one of them.
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_pass_is_written_over_recalls_but_not_over_a_confirm() {
-        let dir = tempfile::tempdir().unwrap();
+    /// Ledger tools on a ledger in `dir`, auto-sleep at `pressure`.
+    fn tools_in(dir: &std::path::Path, pressure: f64) -> LedgerTools {
         let config = Config {
-            cache_dir: Some(dir.path().join("cache")),
+            cache_dir: Some(dir.join("cache")),
             ..Default::default()
         };
         let app = crate::app::App::with_config(config, true).unwrap();
         let mut tools = LedgerTools::at(
             app.runtime.clone(),
             app.config.clone(),
-            dir.path().join("ledger.db"),
+            dir.join("ledger.db"),
             None,
             None,
         );
-        tools.sleep_pressure = Some(0.0);
+        tools.sleep_pressure = Some(pressure);
+        tools
+    }
+
+    /// A pass computed apart from the lock is written over recalls of the
+    /// lessons it changed, keeping their hits, and computed again over a
+    /// confirm of one of them.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_pass_is_written_over_recalls_but_not_over_a_confirm() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = tools_in(dir.path(), 0.0);
         let args = |v: Value| v.as_object().unwrap().clone();
         let mut ids = vec![];
         for prefer in [
@@ -769,19 +775,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn a_capture_starts_no_pass_while_one_is_under_way() {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config {
-            cache_dir: Some(dir.path().join("cache")),
-            ..Default::default()
-        };
-        let app = crate::app::App::with_config(config, true).unwrap();
-        let mut tools = LedgerTools::at(
-            app.runtime.clone(),
-            app.config.clone(),
-            dir.path().join("ledger.db"),
-            None,
-            None,
-        );
-        tools.sleep_pressure = Some(0.2);
+        let tools = tools_in(dir.path(), 0.2);
         let capture = async |tools: &LedgerTools, when: &str, prefer: &str| {
             let args = json!({"when": when, "prefer": prefer});
             tools
