@@ -724,6 +724,14 @@ mod tests {
             (snapshot, change)
         };
         let recall = args(json!({"context": "non-reasoning GPT target", "k": 5}));
+        let commit = async |tools: &LedgerTools, snapshot, change| {
+            tools
+                .service()
+                .await
+                .unwrap()
+                .commit_sleep(snapshot, change)
+                .unwrap()
+        };
 
         // a confirm between the snapshot and the commit: computed again
         let (snapshot, change) = apart(&tools).await;
@@ -731,12 +739,7 @@ mod tests {
             .feedback(args(json!({"id": ids[0]})), false)
             .await
             .unwrap();
-        let outcome = tools
-            .service()
-            .await
-            .unwrap()
-            .commit_sleep(&snapshot, &change)
-            .unwrap();
+        let outcome = commit(&tools, &snapshot, &change).await;
         assert!(matches!(outcome, SleepCommit::Stale));
         assert!(
             rows(&tools)
@@ -752,12 +755,7 @@ mod tests {
             let out = tools.recall(recall.clone()).await.unwrap();
             assert_eq!(out["count"], 2, "{out}");
         }
-        let outcome = tools
-            .service()
-            .await
-            .unwrap()
-            .commit_sleep(&snapshot, &change)
-            .unwrap();
+        let outcome = commit(&tools, &snapshot, &change).await;
         assert!(matches!(outcome, SleepCommit::Done(_)));
         let after = rows(&tools).await;
         assert_eq!(
