@@ -121,6 +121,8 @@ fn main() {
         beta,
         same: curves[0],
         related: curves[1],
+        // not from STS: fit_siblings fits it (on labelled lessons)
+        siblings: Calibration::for_kind(encoder.kind()).siblings,
     };
     println!("{}", serde_json::to_string(&fit).expect("serialisable"));
     if args.iter().any(|a| a == "--write") {

@@ -12,6 +12,13 @@
 //! - `related`: P(related | cosine), pairs scored >= 2 ("not equivalent but
 //!   share some details") against pairs scored < 1 (different topics).
 //!
+//! A fourth is not from STS: `siblings`, P(two triggers are situations one
+//! action generalises over | cosine), fitted on the dev split of the
+//! project's labelled lessons (`examples/fit_siblings.rs`). STS calls
+//! short task phrases of one field ("calling the payments API" /
+//! "fetching data from a partner's REST endpoint") different topics, so
+//! its curves never see them as siblings.
+//!
 //! A model folder may carry its own fit as `silt-calibration.json` (the
 //! fitting example writes it with `--write`); otherwise the constants of
 //! its kind apply.
@@ -57,6 +64,18 @@ pub struct Calibration {
     pub beta: f64,
     pub same: Platt,
     pub related: Platt,
+    pub siblings: Platt,
+}
+
+/// A folder's `silt-calibration.json`: a fit written before the siblings
+/// curve existed (or by `fit_embedding`, which fits only STS curves) has
+/// none, and its kind's applies.
+#[derive(Deserialize)]
+struct Stored {
+    beta: f64,
+    same: Platt,
+    related: Platt,
+    siblings: Option<Platt>,
 }
 
 /// The file a model folder may carry its own fit in.
@@ -92,6 +111,12 @@ impl Calibration {
                     a: 17.208,
                     b: -7.845,
                 },
+                // fit_siblings on docs/eval's dev split (21 sibling trigger
+                // pairs, 27 not); midpoint cosine 0.183
+                siblings: Platt {
+                    a: 25.156,
+                    b: -4.600,
+                },
             },
             // potion-base-8M (safetensors sha256 f65d0f32...), the same
             // data; test accuracy: choices 0.870, same 0.827, related 0.897
@@ -105,20 +130,32 @@ impl Calibration {
                     a: 14.309,
                     b: -6.534,
                 },
+                // fit_siblings, the same data (26 not); midpoint 0.202
+                siblings: Platt {
+                    a: 12.993,
+                    b: -2.627,
+                },
             },
         }
     }
 
-    /// The folder's own fit if it has one, else its kind's constants.
+    /// The folder's own fit if it has one, else its kind's constants; a
+    /// fit without a siblings curve takes its kind's.
     pub fn for_folder(dir: &std::path::Path, kind: Kind) -> Result<Calibration, String> {
         match std::fs::read(dir.join(FILE)) {
             Ok(bytes) => {
-                let c: Calibration = serde_json::from_slice(&bytes)
+                let s: Stored = serde_json::from_slice(&bytes)
                     .map_err(|e| format!("{}/{FILE} is not a calibration: {e}", dir.display()))?;
-                let finite = [c.beta, c.same.a, c.same.b, c.related.a, c.related.b]
-                    .iter()
-                    .all(|v| v.is_finite());
-                if !finite || c.beta <= 0.0 || c.same.a <= 0.0 || c.related.a <= 0.0 {
+                let c = Calibration {
+                    beta: s.beta,
+                    same: s.same,
+                    related: s.related,
+                    siblings: s.siblings.unwrap_or(Calibration::for_kind(kind).siblings),
+                };
+                let curves = [c.same, c.related, c.siblings];
+                let finite =
+                    c.beta.is_finite() && curves.iter().all(|p| p.a.is_finite() && p.b.is_finite());
+                if !finite || c.beta <= 0.0 || curves.iter().any(|p| p.a <= 0.0) {
                     return Err(format!(
                         "{}/{FILE} has a non-finite or non-increasing curve; refit it with the fit_embedding example",
                         dir.display()
@@ -194,6 +231,27 @@ mod tests {
             );
             // a paraphrase needs more similarity than relatedness does
             assert!(c.same.midpoint() > c.related.midpoint(), "{kind:?}");
+            // situations one action covers need less than STS relatedness
+            assert!(c.siblings.a > 0.0, "{kind:?}");
+            assert!(c.siblings.midpoint() < c.related.midpoint(), "{kind:?}");
         }
+    }
+
+    #[test]
+    fn a_fit_without_a_siblings_curve_takes_its_kinds_and_a_bad_one_is_refused() {
+        let dir = std::env::temp_dir().join(format!("silt-calibration-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let old =
+            r#"{"beta": 9.0, "same": {"a": 15.0, "b": -12.0}, "related": {"a": 17.0, "b": -8.0}}"#;
+        std::fs::write(dir.join(FILE), old).unwrap();
+        let c = Calibration::for_folder(&dir, Kind::Static).unwrap();
+        assert_eq!(c.same, Platt { a: 15.0, b: -12.0 });
+        assert_eq!(c.siblings, Calibration::for_kind(Kind::Static).siblings);
+        let bad = r#"{"beta": 9.0, "same": {"a": 15.0, "b": -12.0}, "related": {"a": 17.0, "b": -8.0},
+            "siblings": {"a": -3.0, "b": 1.0}}"#;
+        std::fs::write(dir.join(FILE), bad).unwrap();
+        let e = Calibration::for_folder(&dir, Kind::Static).unwrap_err();
+        assert!(e.contains("non-increasing"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

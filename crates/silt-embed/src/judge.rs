@@ -128,7 +128,8 @@ impl EmbeddingJudge {
     /// cosine 1 whatever the model says.
     ///
     /// With `t` = P(the triggers say the same), `r` = P(the triggers are
-    /// related), `a` = P(the actions point the same way) and `n` = 1 when
+    /// situations one action generalises over: the `siblings` curve, not
+    /// STS relatedness), `a` = P(the actions point the same way) and `n` = 1 when
     /// exactly one action is negated (embeddings barely see negation, so
     /// polarity is read from the words):
     ///
@@ -161,7 +162,7 @@ impl EmbeddingJudge {
                 let cw = if same_text(x.0, y.0) { 1.0 } else { cw };
                 let ca = if same_text(x.1, y.1) { 1.0 } else { ca };
                 let t = c.same.p(cw);
-                let r = c.related.p(cw);
+                let r = c.siblings.p(cw);
                 let a = c.related.p(ca);
                 let n = f64::from(u8::from(negated(x.1) != negated(y.1)));
                 let merge = t * (1.0 - n) * a;

@@ -575,3 +575,77 @@ fn lessons_near_in_meaning_are_paired_and_their_vectors_kept() {
     silt(&["forget", &ids[2]]);
     assert_eq!(count(), (4, 1));
 }
+
+/// Issue 17 item 3: one action on situations worded apart folds under a
+/// parent with the embedding judges, which the words alone never pair;
+/// the same action on situations that have nothing to do with each
+/// other does not. Neither cluster is in docs/eval, which the siblings
+/// curve was fitted on.
+#[test]
+fn siblings_worded_apart_fold_under_a_parent_by_meaning() {
+    require("minilm");
+    require("potion");
+    let upgrades = [
+        "upgrading React to a new major version",
+        "bumping the Django release",
+        "moving to the next Rust edition",
+    ];
+    let guide = "read the migration guide before changing any code";
+    let unrelated = [
+        "naming a git branch",
+        "ordering lunch for the team",
+        "picking a font for the slides",
+    ];
+    for judge in ["lexical", "embedding", "embedding-static"] {
+        let home = tempfile::tempdir().unwrap();
+        let silt = |args: &[&str]| -> Value {
+            let args: Vec<&str> = ["--json", "--judge", judge]
+                .into_iter()
+                .chain(args.iter().copied())
+                .collect();
+            serde_json::from_str(&ledger_cli(home.path(), &args)).unwrap()
+        };
+        for when in upgrades {
+            silt(&["capture", "--when", when, "--prefer", guide]);
+        }
+        for when in unrelated {
+            silt(&["capture", "--when", when, "--prefer", "ask the team first"]);
+        }
+        // the captures' auto-sleep may have folded them already
+        silt(&["sleep"]);
+        let want = usize::from(judge != "lexical");
+        let entries = silt(&["export"]);
+        let statuses: Vec<&str> = entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["status"].as_str().unwrap())
+            .collect();
+        // nothing retired: the unrelated three stay active whatever the judge
+        assert_eq!(
+            statuses.iter().filter(|&&s| s == "dormant").count(),
+            3 * want,
+            "{judge}: {entries:#}"
+        );
+        assert_eq!(
+            statuses.iter().filter(|&&s| s == "active").count(),
+            6 - 2 * want,
+            "{judge}: {entries:#}"
+        );
+        let parents: Vec<&Value> = entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["note"] == "abstracted parent")
+            .collect();
+        assert_eq!(parents.len(), want, "{judge}: {entries:#}");
+        if let Some(parent) = parents.first() {
+            assert_eq!(parent["prefer"], guide);
+            assert_eq!(
+                parent["when"],
+                "upgrading React to a new major version, bumping the Django release or \
+                 moving to the next Rust edition"
+            );
+        }
+    }
+}

@@ -8,10 +8,16 @@ use super::limits::MAX_TEXT_CHARS;
 use super::ops::Ledger;
 
 /// Creates the parent of `members` and folds them under it: the parent
-/// takes the strongest member's action, a trigger naming every member's
-/// situation ([`parent_trigger`]), the best confidence plus 0.1 and the
-/// members' counts summed; the members turn dormant.
-pub fn abstract_parent(ledger: &mut Ledger, members: &[usize], id: String, now: f64) -> Event {
+/// takes the strongest member's action, `when` (the name
+/// [`parent_trigger`] gave the members' situations), the best confidence
+/// plus 0.1 and the members' counts summed; the members turn dormant.
+pub fn abstract_parent(
+    ledger: &mut Ledger,
+    members: &[usize],
+    when: String,
+    id: String,
+    now: f64,
+) -> Event {
     let strongest = *members
         .iter()
         .max_by(|&&a, &&b| {
@@ -26,13 +32,9 @@ pub fn abstract_parent(ledger: &mut Ledger, members: &[usize], id: String, now: 
         .iter()
         .map(|&m| ledger.entries[m].effective(now))
         .fold(0.0, f64::max);
-    let whens: Vec<&str> = members
-        .iter()
-        .map(|&m| ledger.entries[m].when.as_str())
-        .collect();
     let mut parent = Entry::new(
         id,
-        parent_trigger(&whens, &ledger.entries[strongest].when),
+        when,
         ledger.entries[strongest].prefer.clone(),
         (best + 0.1).min(1.0),
         members
@@ -65,19 +67,18 @@ pub fn abstract_parent(ledger: &mut Ledger, members: &[usize], id: String, now: 
 /// around the parts that differ listed as alternatives ("trading prompt
 /// for XAUUSD, crypto perps or futures"); triggers with nothing in common
 /// are listed whole ("logging request bodies, writing analytics events or
-/// dumping user records"). The parent keeps every member's words, so a
-/// context that recalled a child recalls it. Alternatives that would take
-/// the trigger past [`MAX_TEXT_CHARS`] are counted ("or 4 others"); when
-/// not even one fits, the parent takes `fallback` (its strongest member's
-/// trigger).
-pub fn parent_trigger(whens: &[&str], fallback: &str) -> String {
+/// dumping user records"). `None` when the name would pass
+/// [`MAX_TEXT_CHARS`]: a parent names every situation it folds, so that a
+/// context that recalled a child recalls the parent, and a folded lesson
+/// the parent does not name would be hidden from recall.
+pub fn parent_trigger(whens: &[&str]) -> Option<String> {
     let words: Vec<Vec<&str>> = whens
         .iter()
         .map(|w| w.split_whitespace().collect())
         .collect();
     let same = |a: &str, b: &str| a.to_lowercase() == b.to_lowercase();
     let shortest = words.iter().map(Vec::len).min().unwrap_or(0);
-    let first = &words[0];
+    let first = words.first()?;
     let mut prefix = (0..shortest)
         .take_while(|&k| words.iter().all(|w| same(w[k], first[k])))
         .count();
@@ -104,19 +105,17 @@ pub fn parent_trigger(whens: &[&str], fallback: &str) -> String {
             parts.push(part);
         }
     }
-    if parts.len() == 1 {
-        return whens[0].to_string();
-    }
-    let head = first[..prefix].join(" ");
-    let tail = first[first.len() - suffix..].join(" ");
-    let phrase = |listed: &[String], others: usize| {
-        let mut alternatives = listed.join(", ");
-        if others > 0 {
-            let s = if others == 1 { "" } else { "s" };
-            alternatives.push_str(&format!(" or {others} other{s}"));
-        } else if let Some(cut) = alternatives.rfind(", ") {
+    let name = if parts.len() == 1 {
+        whens[0].to_string()
+    } else {
+        let mut alternatives = parts.join(", ");
+        if let Some(cut) = alternatives.rfind(", ") {
             alternatives.replace_range(cut..cut + 2, " or ");
         }
+        let (head, tail) = (
+            first[..prefix].join(" "),
+            first[first.len() - suffix..].join(" "),
+        );
         [head.as_str(), alternatives.as_str(), tail.as_str()]
             .iter()
             .filter(|s| !s.is_empty())
@@ -124,11 +123,7 @@ pub fn parent_trigger(whens: &[&str], fallback: &str) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    (1..=parts.len())
-        .rev()
-        .map(|n| phrase(&parts[..n], parts.len() - n))
-        .find(|p| p.chars().count() <= MAX_TEXT_CHARS)
-        .unwrap_or_else(|| fallback.to_string())
+    (name.chars().count() <= MAX_TEXT_CHARS).then_some(name)
 }
 
 #[cfg(test)]
@@ -136,7 +131,7 @@ mod tests {
     use super::parent_trigger;
 
     fn named(whens: &[&str]) -> String {
-        parent_trigger(whens, whens[0])
+        parent_trigger(whens).expect("short enough to name")
     }
 
     #[test]
@@ -194,20 +189,21 @@ mod tests {
     }
 
     #[test]
-    fn a_long_list_is_counted_and_never_passes_the_text_limit() {
+    fn a_list_past_the_text_limit_is_not_named() {
         let long: Vec<String> = (0..40)
             .map(|i| format!("deploying the service-{i}-with-a-long-name of the fleet"))
             .collect();
         let whens: Vec<&str> = long.iter().map(String::as_str).collect();
-        let name = named(&whens);
-        assert!(name.chars().count() <= super::MAX_TEXT_CHARS, "{name}");
-        assert!(
-            name.starts_with("deploying the service-0-with-a-long-name, service-1-"),
-            "{name}"
+        assert_eq!(parent_trigger(&whens), None);
+        let fits = parent_trigger(&whens[..5]).unwrap();
+        assert!(fits.chars().count() <= super::MAX_TEXT_CHARS, "{fits}");
+        assert_eq!(
+            fits,
+            "deploying the service-0-with-a-long-name, service-1-with-a-long-name, \
+             service-2-with-a-long-name, service-3-with-a-long-name or \
+             service-4-with-a-long-name of the fleet"
         );
-        assert!(name.ends_with(" others of the fleet"), "{name}");
-        // not even one alternative fits: the fallback
-        let name = parent_trigger(&[&"b".repeat(295), &"c".repeat(295)], "the fallback");
-        assert_eq!(name, "the fallback");
+        assert_eq!(parent_trigger(&[&"b".repeat(295), &"c".repeat(295)]), None);
+        assert_eq!(parent_trigger(&[]), None);
     }
 }

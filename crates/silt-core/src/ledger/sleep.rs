@@ -2,11 +2,12 @@
 //! rules (repeated until nothing changes), then abstract clusters of
 //! siblings under a parent.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use serde::Serialize;
 
-use super::abstraction::abstract_parent;
+use super::abstraction::{abstract_parent, parent_trigger};
 use super::candidates::{MAX_PARTNERS, strongest_pairs};
 use super::entry::{Entry, Status};
 use super::events::Event;
@@ -91,11 +92,9 @@ pub fn sleep(
             break;
         }
     }
-    for cluster in clusters(&siblings, ledger.entries.len()) {
-        if cluster.len() >= ledger.params.abstraction_min {
-            events.push(abstract_parent(ledger, &cluster, new_id(), now));
-            report.generalized += 1;
-        }
+    for (members, when) in sibling_groups(ledger, &siblings) {
+        events.push(abstract_parent(ledger, &members, when, new_id(), now));
+        report.generalized += 1;
     }
     Ok((report, events))
 }
@@ -184,37 +183,70 @@ fn judge_pairs(
     Ok(verdicts)
 }
 
-/// Connected components of the sibling graph, members in ledger order.
-fn clusters(edges: &[(usize, usize)], n: usize) -> Vec<Vec<usize>> {
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn root(parent: &mut [usize], mut x: usize) -> usize {
-        while parent[x] != x {
-            parent[x] = parent[parent[x]];
-            x = parent[x];
+/// The groups of siblings to fold, each with its parent's trigger.
+///
+/// A group is a centre and its siblings: not a connected component, in
+/// which a chain of siblings (a ~ b ~ c ~ ..., the ends sharing only the
+/// action) would fold hundreds of lessons under one parent. Centres are
+/// taken greedily, the lesson with the most siblings not yet in a group
+/// first (the earliest on a tie). A group holds only as many of the
+/// centre's siblings as its parent's trigger can name
+/// ([`parent_trigger`]): a parent names every lesson it folds. Siblings
+/// left out stay active for a group of their own, or the next pass.
+fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>, String)> {
+    let mut siblings: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+    for &(a, b) in edges.iter().filter(|(a, b)| a != b) {
+        siblings.entry(a).or_default().insert(b);
+        siblings.entry(b).or_default().insert(a);
+    }
+    let min = ledger.params.abstraction_min.max(2);
+    let mut taken: BTreeSet<usize> = BTreeSet::new();
+    let free = |taken: &BTreeSet<usize>, c: usize| {
+        siblings[&c].iter().filter(|m| !taken.contains(m)).count()
+    };
+    // counts only fall as groups form: a popped count that is out of date
+    // goes back with its new value (lazy greedy)
+    let mut queue: BinaryHeap<(usize, Reverse<usize>)> = siblings
+        .iter()
+        .map(|(&c, s)| (s.len(), Reverse(c)))
+        .collect();
+    let mut groups = Vec::new();
+    while let Some((count, Reverse(centre))) = queue.pop() {
+        if taken.contains(&centre) {
+            continue;
         }
-        x
-    }
-    for &(a, b) in edges {
-        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-        parent[ra.max(rb)] = ra.min(rb);
-    }
-    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for &(a, b) in edges {
-        for x in [a, b] {
-            let r = root(&mut parent, x);
-            let g = groups.entry(r).or_default();
-            if !g.contains(&x) {
-                g.push(x);
+        let now_free = free(&taken, centre);
+        if now_free != count {
+            queue.push((now_free, Reverse(centre)));
+            continue;
+        }
+        if count + 1 < min {
+            break;
+        }
+        let mut members = vec![centre];
+        let mut name = None;
+        for &m in siblings[&centre].iter().filter(|m| !taken.contains(m)) {
+            members.push(m);
+            let whens: Vec<&str> = members
+                .iter()
+                .map(|&i| ledger.entries[i].when.as_str())
+                .collect();
+            match parent_trigger(&whens) {
+                Some(n) => name = Some(n),
+                None => {
+                    members.pop();
+                }
             }
+        }
+        // a centre is tried once, whether or not it makes a group
+        taken.insert(centre);
+        if let (Some(name), true) = (name, members.len() >= min) {
+            taken.extend(&members);
+            members.sort_unstable();
+            groups.push((members, name));
         }
     }
     groups
-        .into_values()
-        .map(|mut g| {
-            g.sort_unstable();
-            g
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -452,6 +484,124 @@ mod margin_tests {
              for debugging"
         );
         assert_eq!(l.active_count(), 1);
+    }
+
+    /// A judge that calls the listed pairs of triggers siblings and every
+    /// other pair distinct.
+    struct SiblingsOnly(Vec<(String, String)>);
+
+    impl RelationJudge for SiblingsOnly {
+        fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String> {
+            Ok(pairs
+                .iter()
+                .map(|(a, b)| {
+                    let listed = self
+                        .0
+                        .iter()
+                        .any(|(x, y)| (x == a.when && y == b.when) || (x == b.when && y == a.when));
+                    if listed {
+                        [0.0, 0.0, 0.9, 0.1]
+                    } else {
+                        [0.0, 0.0, 0.0, 1.0]
+                    }
+                })
+                .collect())
+        }
+    }
+
+    fn one_action(whens: &[String]) -> Ledger {
+        let mut l = Ledger::new(vec![], Params::default());
+        for (i, when) in whens.iter().enumerate() {
+            l.capture(
+                format!("{i:08x}"),
+                when,
+                "set a timeout and retry with backoff",
+                Feedback::Neutral,
+                NOW,
+            );
+        }
+        l
+    }
+
+    #[test]
+    fn a_chain_of_siblings_is_not_one_parent() {
+        // a ~ b ~ c ~ d ~ e: the ends share only the action
+        let whens: Vec<String> = [
+            "the payments API",
+            "a weather service",
+            "a partner's REST endpoint",
+            "an internal gRPC service",
+            "a message queue",
+        ]
+        .iter()
+        .map(|s| format!("calling {s}"))
+        .collect();
+        let chain = whens
+            .windows(2)
+            .map(|w| (w[0].clone(), w[1].clone()))
+            .collect();
+        let mut l = one_action(&whens);
+        let (report, events) =
+            sleep(&mut l, &mut SiblingsOnly(chain), &mut || "p".into(), NOW).unwrap();
+        // the first centre with two siblings takes them; the rest of the
+        // chain has one sibling left and is not a group
+        assert_eq!(report.generalized, 1, "{events:?}");
+        assert_eq!(events[0].others, ["00000000", "00000001", "00000002"]);
+        assert_eq!(l.active_count(), 3);
+    }
+
+    #[test]
+    fn a_parent_names_every_lesson_it_folds() {
+        let whens: Vec<String> = (0..40)
+            .map(|i| {
+                format!(
+                    "calling the billing service number {i} of the fleet in region {}",
+                    i % 7
+                )
+            })
+            .collect();
+        let mut l = one_action(&whens);
+        let mut n = 0;
+        let (report, _) = sleep(
+            &mut l,
+            &mut Always([0.0, 0.0, 0.9, 0.1]),
+            &mut || {
+                n += 1;
+                format!("p{n}")
+            },
+            NOW,
+        )
+        .unwrap();
+        assert!(report.generalized >= 2, "{report:?}");
+        let parents: BTreeMap<&str, &Entry> = l
+            .entries
+            .iter()
+            .filter(|e| e.note == "abstracted parent")
+            .map(|e| (e.id.as_str(), e))
+            .collect();
+        let mut folded = 0;
+        for child in l.entries.iter().filter(|e| e.status == Status::Dormant) {
+            let parent = parents[child.note.trim_start_matches("folded under ")];
+            assert!(parent.when.chars().count() <= crate::ledger::limits::MAX_TEXT_CHARS);
+            // the part of the child's trigger its siblings do not share is
+            // one of the parent's alternatives
+            let prefix = "calling the billing service number ";
+            let own = child.when.trim_start_matches(prefix);
+            let named: Vec<&str> = parent
+                .when
+                .trim_start_matches(prefix)
+                .split(", ")
+                .flat_map(|p| p.split(" or "))
+                .collect();
+            assert!(
+                named.contains(&own),
+                "{} does not name {}",
+                parent.when,
+                child.when
+            );
+            folded += 1;
+        }
+        assert!(folded >= 6, "{folded}");
     }
 
     #[test]
