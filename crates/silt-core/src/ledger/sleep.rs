@@ -3,7 +3,7 @@
 //! siblings under a parent.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 use serde::Serialize;
 
@@ -40,6 +40,11 @@ pub fn sleep(
     let mut events = Vec::new();
     let mut siblings: Vec<(usize, usize)> = Vec::new();
     let mut held = std::collections::HashSet::new();
+    // a pair's relation depends on its texts only, which a pass never
+    // changes (merge and resolve change counts, status and notes): each
+    // pair of texts is judged once a pass, not once a round, and lessons
+    // said word for word alike are judged as one
+    let mut judged = Judged::new(ledger);
     // the index by meaning is the costly part on a large ledger: built once
     // a pass (rounds only retire lessons, which are filtered out)
     let by_meaning = pairs_by_meaning(ledger);
@@ -55,7 +60,7 @@ pub fn sleep(
                 .copied()
                 .filter(|&(a, b)| active(a) && active(b))
                 .collect();
-            let relations = judge_pairs(ledger, judge, &live)?;
+            let relations = judged.relations(ledger, judge, &live)?;
             for ((a, b), relation) in live.into_iter().zip(relations) {
                 if ledger.entries[a].status != Status::Active
                     || ledger.entries[b].status != Status::Active
@@ -155,6 +160,53 @@ fn pairs_by_meaning(ledger: &Ledger) -> Vec<(usize, usize)> {
         .into_iter()
         .map(|(i, j)| (active[i], active[j]))
         .collect()
+}
+
+/// The relations a pass has had from its judge, by the pair of texts.
+struct Judged {
+    /// Each entry's text id: entries with the same WHEN and PREFER share one.
+    text: Vec<u32>,
+    known: HashMap<(u32, u32), Relation>,
+}
+
+impl Judged {
+    fn new(ledger: &Ledger) -> Judged {
+        let mut ids: HashMap<(&str, &str), u32> = HashMap::new();
+        let text = ledger
+            .entries
+            .iter()
+            .map(|e| {
+                let next = ids.len() as u32;
+                *ids.entry((e.when.as_str(), e.prefer.as_str()))
+                    .or_insert(next)
+            })
+            .collect();
+        Judged {
+            text,
+            known: HashMap::new(),
+        }
+    }
+
+    /// The relations for `pairs`, in order: those known as they are, the
+    /// rest from the judge, each new pair of texts asked once.
+    fn relations(
+        &mut self,
+        ledger: &Ledger,
+        judge: &mut dyn RelationJudge,
+        pairs: &[(usize, usize)],
+    ) -> Result<Vec<Relation>, String> {
+        let key = |&(a, b): &(usize, usize)| (self.text[a], self.text[b]);
+        let mut asked = std::collections::HashSet::new();
+        let new: Vec<(usize, usize)> = pairs
+            .iter()
+            .filter(|p| !self.known.contains_key(&key(p)) && asked.insert(key(p)))
+            .copied()
+            .collect();
+        let relations = judge_pairs(ledger, judge, &new)?;
+        let keys: Vec<(u32, u32)> = new.iter().map(key).collect();
+        self.known.extend(keys.into_iter().zip(relations));
+        Ok(pairs.iter().map(|p| self.known[&key(p)]).collect())
+    }
 }
 
 /// The judge's relations for `pairs`, in order.
@@ -365,6 +417,31 @@ mod tests {
             .unwrap();
         assert_eq!(kept.id, "a");
         assert!((kept.confidence - 0.60).abs() < 1e-9);
+    }
+
+    /// Counts how often each pair reaches the judge.
+    struct Counting(LexicalRelations, HashMap<String, usize>);
+
+    impl RelationJudge for Counting {
+        fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String> {
+            for (a, b) in pairs {
+                let key = format!("{}|{}|{}|{}", a.when, a.prefer, b.when, b.prefer);
+                *self.1.entry(key).or_default() += 1;
+            }
+            self.0.relate(pairs)
+        }
+    }
+
+    #[test]
+    fn a_pass_asks_the_judge_about_each_pair_once() {
+        let entries = crate::ledger::synthetic::agent_entries(400, NOW);
+        let mut counted = Counting(LexicalRelations(Params::default()), HashMap::new());
+        let mut ledger = Ledger::new(entries, Params::default());
+        let (report, _) = sleep(&mut ledger, &mut counted, &mut ids(), NOW).unwrap();
+        // merges in the first round make a second one
+        assert!(report.merged > 0, "{report:?}");
+        let most = counted.1.values().max().copied();
+        assert_eq!(most, Some(1), "a pair was judged {most:?} times");
     }
 
     #[test]
