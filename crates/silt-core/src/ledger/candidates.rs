@@ -131,6 +131,59 @@ pub fn strongest_pairs(
     strongest_pairs_checking(texts, threshold, per_text, Some(checks))
 }
 
+/// Each text's strongest partners, strongest first (ties: the partner
+/// found first), up to `keep` of them, found as [`strongest_pairs`] finds
+/// them (`per_text × 8` exact checks per text). A list of `keep` may have
+/// left stronger partners out; a shorter one holds every partner found.
+pub fn strongest_partners(
+    texts: &[&str],
+    threshold: f64,
+    per_text: usize,
+    keep: usize,
+) -> Vec<Vec<(u32, f64)>> {
+    let checks = per_text.saturating_mul(CHECKS_PER_PARTNER);
+    partner_lists(texts, threshold, keep, Some(checks))
+}
+
+/// Each text's `keep` strongest partners (as [`strongest_partners`]) with
+/// `max_checks` exact checks per text (None: every candidate, so each
+/// text's partners are exactly its best).
+fn partner_lists(
+    texts: &[&str],
+    threshold: f64,
+    keep: usize,
+    max_checks: Option<usize>,
+) -> Vec<Vec<(u32, f64)>> {
+    // (sim, partner, when found): a full list gives up its weakest only
+    // to a stronger partner, so ties keep the partner found first
+    let mut best: Vec<Vec<(f64, u32, u64)>> = vec![Vec::new(); texts.len()];
+    let mut found = 0u64;
+    let mut put = |at: usize, partner: usize, sim: f64, seq: u64| {
+        let list = &mut best[at];
+        if list.len() < keep {
+            list.push((sim, partner as u32, seq));
+        } else if let Some(weakest) = list
+            .iter_mut()
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .filter(|w| w.0 < sim)
+        {
+            *weakest = (sim, partner as u32, seq);
+        }
+    };
+    for_each_similar_pair(texts, threshold, max_checks, |i, j, sim| {
+        found += 1;
+        put(i, j, sim, found);
+        put(j, i, sim, found);
+        true
+    });
+    best.into_iter()
+        .map(|mut list| {
+            list.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+            list.into_iter().map(|(sim, j, _)| (j, sim)).collect()
+        })
+        .collect()
+}
+
 /// [`strongest_pairs`] with `max_checks` exact checks per text (None:
 /// every candidate, so each text's partners are exactly its best).
 fn strongest_pairs_checking(
@@ -139,30 +192,12 @@ fn strongest_pairs_checking(
     per_text: usize,
     max_checks: Option<usize>,
 ) -> Vec<(usize, usize, f64)> {
-    let mut best: Vec<Vec<(f64, u32)>> = vec![Vec::new(); texts.len()];
-    let mut keep = |at: usize, partner: usize, sim: f64| {
-        let list = &mut best[at];
-        if list.len() < per_text {
-            list.push((sim, partner as u32));
-        } else if let Some(weakest) = list
-            .iter_mut()
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .filter(|w| w.0 < sim)
-        {
-            *weakest = (sim, partner as u32);
-        }
-    };
-    for_each_similar_pair(texts, threshold, max_checks, |i, j, sim| {
-        keep(i, j, sim);
-        keep(j, i, sim);
-        true
-    });
-    let mut out: Vec<(usize, usize, f64)> = best
+    let mut out: Vec<(usize, usize, f64)> = partner_lists(texts, threshold, per_text, max_checks)
         .into_iter()
         .enumerate()
         .flat_map(|(i, list)| {
             list.into_iter()
-                .map(move |(sim, j)| (i.min(j as usize), i.max(j as usize), sim))
+                .map(move |(j, sim)| (i.min(j as usize), i.max(j as usize), sim))
         })
         .collect();
     out.sort_by_key(|p| (p.0, p.1));

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use serde::Serialize;
 
 use super::abstraction::{abstract_parent, parent_trigger};
-use super::candidates::{MAX_PARTNERS, strongest_pairs};
+use super::candidates::{MAX_PARTNERS, strongest_partners};
 use super::entry::{Entry, Status};
 use super::events::Event;
 use super::ops::Ledger;
@@ -48,8 +48,20 @@ pub fn sleep(
     // the index by meaning is the costly part on a large ledger: built once
     // a pass (rounds only retire lessons, which are filtered out)
     let by_meaning = pairs_by_meaning(ledger);
+    // so are each lesson's strongest partners by words, with a reserve
+    // for the partners that rounds retire
+    let mut by_words = Partners::find(ledger);
     for _ in 0..MAX_ROUNDS {
-        let pairs = candidate_pairs(ledger, &by_meaning);
+        let pairs = match by_words.pairs(ledger, &by_meaning) {
+            Some(pairs) => pairs,
+            None => {
+                // a lesson lost its reserve: search again
+                by_words = Partners::find(ledger);
+                by_words
+                    .pairs(ledger, &by_meaning)
+                    .expect("fresh lists hold only active lessons")
+            }
+        };
         siblings.clear();
         let mut changed = false;
         for chunk in pairs.chunks(JUDGE_CHUNK) {
@@ -108,37 +120,93 @@ pub fn sleep(
 /// at a time however many candidates a dense ledger has.
 const JUDGE_CHUNK: usize = 4096;
 
-/// Candidate pairs (by entry index) among active entries: each lesson's
-/// [`MAX_PARTNERS`] most similar by trigger (the same situation: merges,
-/// contradictions) and by action (one action across situations whose
-/// words differ: siblings, which similar triggers alone never pair); and,
-/// when the judge has vectors, its nearest by meaning in each view
-/// (reworded duplicates and siblings share few words).
-fn candidate_pairs(ledger: &Ledger, by_meaning: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    let active: Vec<usize> = (0..ledger.entries.len())
-        .filter(|&i| ledger.entries[i].status == Status::Active)
-        .collect();
-    let texts = |field: fn(&Entry) -> &str| -> Vec<&str> {
-        active.iter().map(|&i| field(&ledger.entries[i])).collect()
-    };
-    let p = &ledger.params;
-    let by_trigger = strongest_pairs(&texts(|e| &e.when), p.candidate_threshold, MAX_PARTNERS);
-    let by_action = strongest_pairs(&texts(|e| &e.prefer), p.action_threshold, MAX_PARTNERS);
-    let is_active = |i: usize| ledger.entries[i].status == Status::Active;
-    let mut pairs: Vec<(usize, usize)> = by_trigger
-        .into_iter()
-        .chain(by_action)
-        .map(|(i, j, _)| (active[i], active[j]))
-        .chain(
+/// Partners a lesson keeps beyond its [`MAX_PARTNERS`] for the rounds of
+/// a pass: each round retires lessons, and a lesson whose list runs out
+/// is searched again.
+const RESERVE_PARTNERS: usize = 8;
+
+/// Each active lesson's strongest partners by trigger (the same
+/// situation: merges, contradictions) and by action (one action across
+/// situations whose words differ: siblings, which similar triggers alone
+/// never pair), found once a pass with [`RESERVE_PARTNERS`] more than a
+/// round takes. A round only retires lessons, so a lesson's
+/// [`MAX_PARTNERS`] strongest among those still active are the first
+/// active ones of its list, as long as the list has not run out.
+struct Partners {
+    /// Entry index of each text the lists are over.
+    entry: Vec<usize>,
+    /// Per text, by trigger and by action: its partners (texts),
+    /// strongest first.
+    lists: [Vec<Vec<u32>>; 2],
+}
+
+impl Partners {
+    fn find(ledger: &Ledger) -> Partners {
+        let entry: Vec<usize> = (0..ledger.entries.len())
+            .filter(|&i| ledger.entries[i].status == Status::Active)
+            .collect();
+        let texts = |field: fn(&Entry) -> &str| -> Vec<&str> {
+            entry.iter().map(|&i| field(&ledger.entries[i])).collect()
+        };
+        let p = &ledger.params;
+        let keep = MAX_PARTNERS + RESERVE_PARTNERS;
+        // the similarities are not needed once ranked
+        let partners = |texts: Vec<&str>, threshold: f64| -> Vec<Vec<u32>> {
+            strongest_partners(&texts, threshold, MAX_PARTNERS, keep)
+                .into_iter()
+                .map(|list| list.into_iter().map(|(j, _)| j).collect())
+                .collect()
+        };
+        let lists = [
+            partners(texts(|e| &e.when), p.candidate_threshold),
+            partners(texts(|e| &e.prefer), p.action_threshold),
+        ];
+        Partners { entry, lists }
+    }
+
+    /// Candidate pairs (by entry index, sorted) among active entries: each
+    /// lesson's [`MAX_PARTNERS`] strongest by trigger and by action, and
+    /// `by_meaning` (a judge with vectors: reworded duplicates and
+    /// siblings share few words). `None` when a lesson's full list has
+    /// fewer active partners left than a round takes.
+    fn pairs(&self, ledger: &Ledger, by_meaning: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
+        let is_active = |i: usize| ledger.entries[i].status == Status::Active;
+        let keep = MAX_PARTNERS + RESERVE_PARTNERS;
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        for lists in &self.lists {
+            for (x, list) in lists.iter().enumerate() {
+                let a = self.entry[x];
+                if !is_active(a) {
+                    continue;
+                }
+                let mut taken = 0;
+                for &y in list {
+                    let b = self.entry[y as usize];
+                    if taken == MAX_PARTNERS {
+                        break;
+                    }
+                    if is_active(b) {
+                        pairs.push((a.min(b), a.max(b)));
+                        taken += 1;
+                    }
+                }
+                // a full list may have left out partners as strong as
+                // the ones it now lacks
+                if taken < MAX_PARTNERS && list.len() == keep {
+                    return None;
+                }
+            }
+        }
+        pairs.extend(
             by_meaning
                 .iter()
                 .copied()
                 .filter(|&(a, b)| is_active(a) && is_active(b)),
-        )
-        .collect();
-    pairs.sort_unstable();
-    pairs.dedup();
-    pairs
+        );
+        pairs.sort_unstable();
+        pairs.dedup();
+        Some(pairs)
+    }
 }
 
 /// Pairs (by entry index) of active lessons near in meaning, when the
@@ -442,6 +510,43 @@ mod tests {
         assert!(report.merged > 0, "{report:?}");
         let most = counted.1.values().max().copied();
         assert_eq!(most, Some(1), "a pair was judged {most:?} times");
+    }
+
+    #[test]
+    fn a_round_takes_active_partners_from_the_lists_until_one_runs_out() {
+        let mut l = Ledger::new(vec![], Params::default());
+        for i in 0..40 {
+            l.capture(
+                format!("{i:08x}"),
+                &format!("editing module {i} of the parser"),
+                &format!("run the tests of module {i}"),
+                crate::ledger::ops::Feedback::Neutral,
+                NOW,
+            );
+        }
+        let partners = Partners::find(&l);
+        let all = partners.pairs(&l, &[]).unwrap();
+        assert!(!all.is_empty());
+        // a few retired: their pairs go, no list runs out
+        for i in [3, 17] {
+            l.entries[i].status = Status::Retired;
+        }
+        let fewer = partners.pairs(&l, &[]).unwrap();
+        assert!(
+            fewer
+                .iter()
+                .all(|&(a, b)| ![3, 17].contains(&a) && ![3, 17].contains(&b))
+        );
+        assert!(fewer.len() < all.len());
+        // each lesson keeps MAX_PARTNERS + RESERVE_PARTNERS of 39: half
+        // retired, a full list cannot give a round its partners
+        for i in 0..20 {
+            l.entries[i].status = Status::Retired;
+        }
+        assert_eq!(partners.pairs(&l, &[]), None);
+        // and a fresh search can
+        let fresh = Partners::find(&l).pairs(&l, &[]).unwrap();
+        assert!(fresh.iter().all(|&(a, b)| a >= 20 && b >= 20));
     }
 
     #[test]
