@@ -306,6 +306,11 @@ pub async fn run(args: BenchHttpArgs) -> Result<()> {
         .as_u64()
         .unwrap_or(0)
         .saturating_sub(logged_before);
+    // what the auto-sleep passes (run after the captures answered) wrote:
+    // none would mean no pass ever landed, and the figures would flatter
+    let slept = |kind: &str| stats["telemetry"]["events"][kind].as_u64().unwrap_or(0);
+    let (merged, resolved, abstracted) =
+        (slept("merged"), slept("resolved"), slept("abstracted"));
     let _ = client.cancel().await;
     server.start_kill()?;
     let _ = server.wait().await;
@@ -326,10 +331,12 @@ pub async fn run(args: BenchHttpArgs) -> Result<()> {
             })).collect::<Vec<_>>(),
             "captures_acknowledged": captured,
             "captures_in_ledger": stored,
+            "sleep_events": {"merged": merged, "resolved": resolved, "abstracted": abstracted},
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!("captures acknowledged {captured}, in the ledger {stored}");
+        println!("auto-sleep: {merged} merged, {resolved} resolved, {abstracted} abstracted");
     }
     if stored != captured {
         bail!("{captured} captures were acknowledged but the ledger logged {stored}");

@@ -237,14 +237,14 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         // the rest add their own
         let mut checking_config = (*app.config).clone();
         checking_config.ledger.sleep_pressure = Some(1e9);
-        let checking = LedgerTools::at(
+        let checking = std::sync::Arc::new(LedgerTools::at(
             app.runtime.clone(),
             std::sync::Arc::new(checking_config),
             dir.path().join("ledger.db"),
             None,
             // a second after every lesson the pass read: these are new
             Some(now + 1.0),
-        );
+        ));
         let mut checked = Vec::new();
         for i in 0..args.calls {
             let t = Instant::now();
@@ -341,7 +341,12 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
 
 /// Ledger tools on a new ledger at `db` holding the generated lessons of
 /// `json_path`, auto-sleep off.
-async fn imported(app: &App, json_path: &Path, db: &Path, now: f64) -> Result<LedgerTools> {
+async fn imported(
+    app: &App,
+    json_path: &Path,
+    db: &Path,
+    now: f64,
+) -> Result<std::sync::Arc<LedgerTools>> {
     let tools = LedgerTools::at(
         app.runtime.clone(),
         app.config.clone(),
@@ -355,7 +360,7 @@ async fn imported(app: &App, json_path: &Path, db: &Path, now: f64) -> Result<Le
         let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
         service.store.import(&entries, "generated", now)?;
     }
-    Ok(tools)
+    Ok(std::sync::Arc::new(tools))
 }
 
 /// `w` `silt serve` processes capturing `per` lessons each into one ledger

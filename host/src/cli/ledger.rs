@@ -196,13 +196,13 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
         .entry("sediment_sleep".into())
         .or_default()
         .judge = Some(args_in.judge.clone());
-    let tools = LedgerTools::at(
+    let tools = std::sync::Arc::new(LedgerTools::at(
         app.runtime.clone(),
         std::sync::Arc::new(config),
         path.clone(),
         sediment,
         args_in.now,
-    );
+    ));
     let j = args_in.json;
     let now = now_or(args_in.now);
     let judge = (args_in.judge != "lexical").then(|| args_in.judge.clone());

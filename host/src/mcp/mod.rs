@@ -73,7 +73,8 @@ impl SiltServer {
         config: Arc<Config>,
         caller_dir: Option<std::path::PathBuf>,
     ) -> Self {
-        let ledger = Arc::new(LedgerTools::new(runtime.clone(), config.clone()));
+        let ledger =
+            Arc::new(LedgerTools::new(runtime.clone(), config.clone()).sleeping_in_background());
         SiltServer {
             runtime,
             config,
@@ -516,10 +517,12 @@ pub async fn serve_stdio(runtime: Arc<Runtime>, config: Arc<Config>) -> anyhow::
         errors_out,
         tokio::io::stdout(),
     ));
-    let service = SiltServer::new(runtime, config, caller_dir)
-        .serve((server_in, server_out))
-        .await?;
+    let server = SiltServer::new(runtime, config, caller_dir);
+    let ledger = server.ledger.clone();
+    let service = server.serve((server_in, server_out)).await?;
     service.waiting().await?;
+    // a client that captured and hung up still gets the pass it started
+    ledger.settle().await;
     reader.abort();
     let _ = writer.await;
     Ok(())

@@ -492,14 +492,16 @@ async fn kept_pair_count_stays_right(judge: &str) {
     };
     let app = silt::app::App::with_config(config, true).unwrap();
     let tools = || {
-        LedgerTools::at(
-            app.runtime.clone(),
-            app.config.clone(),
-            path.clone(),
-            None,
-            None,
+        std::sync::Arc::new(
+            LedgerTools::at(
+                app.runtime.clone(),
+                app.config.clone(),
+                path.clone(),
+                None,
+                None,
+            )
+            .without_auto_sleep(),
         )
-        .without_auto_sleep()
     };
     let (warm, other) = (tools(), tools());
     let args = |v: Value| v.as_object().unwrap().clone();
