@@ -309,8 +309,7 @@ pub async fn run(args: BenchHttpArgs) -> Result<()> {
     // what the auto-sleep passes (run after the captures answered) wrote:
     // none would mean no pass ever landed, and the figures would flatter
     let slept = |kind: &str| stats["telemetry"]["events"][kind].as_u64().unwrap_or(0);
-    let (merged, resolved, abstracted) =
-        (slept("merged"), slept("resolved"), slept("abstracted"));
+    let (merged, resolved, abstracted) = (slept("merged"), slept("resolved"), slept("abstracted"));
     let _ = client.cancel().await;
     server.start_kill()?;
     let _ = server.wait().await;
