@@ -40,6 +40,36 @@ pub enum SleepCommit {
     Stale,
 }
 
+/// An operation that may share a commit with others (see
+/// [`LedgerService::run_batch`]).
+#[derive(Clone, Debug)]
+pub enum Op {
+    Recall {
+        context: String,
+        k: u32,
+        now: f64,
+    },
+    Capture {
+        when: String,
+        prefer: String,
+        feedback: Feedback,
+        now: f64,
+    },
+}
+
+/// What an [`Op`] gave back.
+#[derive(Clone, Debug)]
+pub enum Done {
+    /// The lessons a recall fired.
+    Recalled(Vec<Entry>),
+    /// The captured lesson as stored.
+    Captured(Entry),
+}
+
+fn no_captured_entry() -> CallError {
+    CallError::JudgeFailed("the ledger engine did not return the captured entry".into())
+}
+
 /// A ledger file and the engine instance that works on it.
 pub struct LedgerService {
     runtime: Arc<Runtime>,
@@ -174,38 +204,150 @@ impl LedgerService {
         self.in_flight = false;
         match outcome {
             Ok((value, change)) => {
-                let entries: Vec<_> = change.entries.iter().map(entry_from_wit).collect();
-                let events: Vec<Event> = change.events.iter().map(event_from_wit).collect();
-                self.vectors.note_lessons(
-                    change
-                        .entries
-                        .iter()
-                        .flat_map(|e| [e.when.as_str(), e.prefer.as_str()]),
-                );
-                let vectors = self.vectors.take_pending();
-                let saved = self
-                    .store
-                    .save_vectors(&vectors)
-                    .and_then(|()| self.store.commit(&entries, &events));
-                if saved.is_err() {
-                    self.vectors.restore(vectors);
-                }
-                match saved {
-                    Ok(version) => {
-                        self.seen = version;
-                        Ok((value, events))
-                    }
-                    Err(e) => {
-                        self.store.rollback();
-                        // the engine holds changes the store refused: start over
-                        self.session = None;
-                        Err(e.into())
-                    }
-                }
+                self.store.clear_event_seqs();
+                let events = self.stage(&change)?;
+                self.seal()?;
+                Ok((value, events))
             }
             Err(e) => {
                 self.store.rollback();
                 Err(e)
+            }
+        }
+    }
+
+    /// Writes what an operation changed into the open transaction (see
+    /// [`Self::seal`]); on failure rolls back and drops the engine, which
+    /// holds changes the store refused.
+    fn stage(&mut self, change: &Change) -> Result<Vec<Event>, CallError> {
+        let entries: Vec<_> = change.entries.iter().map(entry_from_wit).collect();
+        let events: Vec<Event> = change.events.iter().map(event_from_wit).collect();
+        self.vectors.note_lessons(
+            change
+                .entries
+                .iter()
+                .flat_map(|e| [e.when.as_str(), e.prefer.as_str()]),
+        );
+        if let Err(e) = self.store.write(&entries, &events) {
+            self.abandon();
+            return Err(e.into());
+        }
+        Ok(events)
+    }
+
+    /// Commits the open transaction with the judge's new vectors.
+    fn seal(&mut self) -> Result<(), CallError> {
+        let vectors = self.vectors.take_pending();
+        match self
+            .store
+            .save_vectors(&vectors)
+            .and_then(|()| self.store.seal())
+        {
+            Ok(version) => {
+                self.seen = version;
+                Ok(())
+            }
+            Err(e) => {
+                self.vectors.restore(vectors);
+                self.abandon();
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Rolls back the open transaction and drops the engine instance,
+    /// which may hold changes the store never got.
+    fn abandon(&mut self) {
+        self.store.rollback();
+        self.session = None;
+        self.in_flight = false;
+    }
+
+    /// Runs `ops` in one transaction and one commit (group commit: a busy
+    /// server's concurrent recalls and captures share the commit's cost).
+    /// Each sees the ones before it, in the engine and in the store, so
+    /// the kept pair count adds each new lesson's pairs once. All or
+    /// nothing: on any failure nothing is written and the error is
+    /// returned; the caller runs the operations one by one instead.
+    pub async fn run_batch(&mut self, ops: &[Op]) -> Result<Vec<Done>, CallError> {
+        let counters = ops.iter().all(|op| matches!(op, Op::Recall { .. }));
+        self.begin_as(counters).await?;
+        self.store.clear_event_seqs();
+        let mut out = Vec::with_capacity(ops.len());
+        // carried in memory through the batch, kept once at the end: a
+        // count kept mid-transaction is stamped with the version the
+        // commit will have, so the next operation would not see it
+        let mut kept = self.kept_pressure();
+        for op in ops {
+            let outcome = match op {
+                Op::Recall { context, k, now } => self
+                    .session_mut()
+                    .recall(context, *k, *now)
+                    .await
+                    .map(|(hits, c)| (Done::Recalled(hits), c)),
+                Op::Capture {
+                    when,
+                    prefer,
+                    feedback,
+                    now,
+                } => match self.fresh_id() {
+                    Ok(id) => self
+                        .session_mut()
+                        .capture(&id, when, prefer, *feedback, *now)
+                        .await
+                        .and_then(|c| {
+                            let e = c.entries.iter().find(|e| e.id == id).cloned();
+                            e.map(|e| (Done::Captured(e), c))
+                                .ok_or_else(no_captured_entry)
+                        }),
+                    Err(e) => Err(e),
+                },
+            };
+            match outcome {
+                Ok((done, change)) => {
+                    self.carry(&mut kept, &change).await;
+                    self.stage(&change)?;
+                    out.push(done);
+                }
+                Err(e) => {
+                    self.abandon();
+                    return Err(e);
+                }
+            }
+        }
+        if let Some(p) = kept {
+            // never fails the batch: a count not kept is recounted later
+            let _ = self.store.keep_pressure(&p);
+        }
+        self.in_flight = false;
+        self.seal()?;
+        Ok(out)
+    }
+
+    /// Runs `op` in a commit of its own.
+    pub async fn run_one(&mut self, op: &Op) -> Result<Done, CallError> {
+        match op {
+            Op::Recall { context, k, now } => {
+                self.recall(context, *k, *now).await.map(Done::Recalled)
+            }
+            Op::Capture {
+                when,
+                prefer,
+                feedback,
+                now,
+            } => self
+                .capture(when, prefer, *feedback, *now)
+                .await
+                .map(Done::Captured),
+        }
+    }
+
+    /// A lesson id no stored entry has.
+    fn fresh_id(&mut self) -> Result<String, CallError> {
+        loop {
+            let id = silt_core::ids::new_id();
+            if !self.store.contains(&id)? {
+                return Ok(id);
             }
         }
     }
@@ -247,16 +389,12 @@ impl LedgerService {
         now: f64,
     ) -> Result<Entry, CallError> {
         self.begin().await?;
-        let id = loop {
-            let id = silt_core::ids::new_id();
-            match self.store.contains(&id) {
-                Ok(false) => break id,
-                Ok(true) => continue,
-                Err(e) => {
-                    self.store.rollback();
-                    self.in_flight = false;
-                    return Err(e.into());
-                }
+        let id = match self.fresh_id() {
+            Ok(id) => id,
+            Err(e) => {
+                self.store.rollback();
+                self.in_flight = false;
+                return Err(e);
             }
         };
         let out = self
@@ -270,9 +408,7 @@ impl LedgerService {
             .ok()
             .and_then(|(_, c)| c.entries.iter().find(|e| e.id == id).cloned());
         self.finish(out)?;
-        captured.ok_or_else(|| {
-            CallError::JudgeFailed("the ledger engine did not return the captured entry".into())
-        })
+        captured.ok_or_else(no_captured_entry)
     }
 
     /// Confirms (or, with `contradict`, contradicts) entry `id`.
@@ -554,12 +690,27 @@ impl LedgerService {
     /// count that cannot be carried is only recounted later.
     async fn carry_pressure<T>(&mut self, outcome: &Result<(T, Change), CallError>) {
         let Ok((_, change)) = outcome else { return };
-        let Ok(Some(mut p)) = self.store.pressure() else {
-            return;
-        };
-        if p.method != self.pressure_method() {
-            return;
+        let mut kept = self.kept_pressure();
+        self.carry(&mut kept, change).await;
+        if let Some(p) = kept {
+            let _ = self.store.keep_pressure(&p);
         }
+    }
+
+    /// The kept pair count, if it is this judge's and current.
+    fn kept_pressure(&self) -> Option<Pressure> {
+        match self.store.pressure() {
+            Ok(Some(p)) if p.method == self.pressure_method() => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Adds what `change` (about to be written) does to the pair count
+    /// `kept`, or drops it when the change is more than new lessons and
+    /// counters. The entries before are read from the store, so a change
+    /// written earlier in the same transaction is already there.
+    async fn carry(&mut self, kept: &mut Option<Pressure>, change: &Change) {
+        let Some(p) = kept.as_mut() else { return };
         let mut new = Vec::new();
         for e in &change.entries {
             let after = entry_from_wit(e);
@@ -571,11 +722,15 @@ impl LedgerService {
                     if (before.status == Status::Active) == active
                         && (!active
                             || (before.when == after.when && before.prefer == after.prefer)) => {}
-                _ => return,
+                _ => {
+                    *kept = None;
+                    return;
+                }
             }
         }
         // two new lessons' pair would be counted by each: recount instead
         if new.len() > 1 {
+            *kept = None;
             return;
         }
         for id in new {
@@ -584,9 +739,11 @@ impl LedgerService {
                     p.pairs += u64::from(n);
                     p.active += 1;
                 }
-                Err(_) => return,
+                Err(_) => {
+                    *kept = None;
+                    return;
+                }
             }
         }
-        let _ = self.store.keep_pressure(&p);
     }
 }

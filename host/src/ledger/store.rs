@@ -430,9 +430,18 @@ impl Store {
     /// Writes changed entries and events under the open write lock, bumps
     /// the version and commits. Returns the new version.
     pub fn commit(&mut self, entries: &[Entry], events: &[Event]) -> Result<i64> {
-        anyhow::ensure!(self.in_tx, "commit without begin_write");
-        let version = self.version()? + 1;
         self.last_event_seqs.clear();
+        self.write(entries, events)?;
+        self.seal()
+    }
+
+    /// Writes changed entries and events under the open write lock, at
+    /// the version the next [`Store::seal`] commits; their event numbers
+    /// join [`Store::last_event_seqs`]. Several operations' writes may go
+    /// into one commit (group commit), each seeing the ones before.
+    pub fn write(&mut self, entries: &[Entry], events: &[Event]) -> Result<()> {
+        anyhow::ensure!(self.in_tx, "write without begin_write");
+        let version = self.version()? + 1;
         {
             let mut put = self.conn.prepare_cached(
                 "INSERT INTO entries (id, body, version) VALUES (?1, ?2, ?3)
@@ -463,6 +472,14 @@ impl Store {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Bumps the version over what was written under the open write lock
+    /// and commits. Returns the new version.
+    pub fn seal(&mut self) -> Result<i64> {
+        anyhow::ensure!(self.in_tx, "seal without begin_write");
+        let version = self.version()? + 1;
         self.conn.execute(
             "UPDATE meta SET value = ?1 WHERE key = 'version'",
             [version.to_string()],
@@ -470,6 +487,11 @@ impl Store {
         self.conn.execute_batch("COMMIT")?;
         self.in_tx = false;
         Ok(version)
+    }
+
+    /// Starts a new list of event numbers (an operation about to write).
+    pub fn clear_event_seqs(&mut self) {
+        self.last_event_seqs.clear();
     }
 
     /// The log numbers of the events the last commit wrote, in order.

@@ -15,7 +15,7 @@ use crate::bindings::ledger_engine::silt::ledger::types::{
 };
 use crate::config::Config;
 use crate::ledger::sediment_json;
-use crate::ledger::service::{LedgerService, SleepCommit};
+use crate::ledger::service::{Done, LedgerService, Op, SleepCommit};
 use crate::ledger::store::Store;
 use crate::ledger::values::view;
 use crate::runtime::Runtime;
@@ -219,6 +219,15 @@ pub struct LedgerTools {
     sleep_in_background: bool,
     /// What the last background pass did, for the next capture's answer.
     slept: std::sync::Mutex<Option<Result<Value, String>>>,
+    /// Recalls and captures waiting for the ledger's lock: whoever gets
+    /// the lock runs every one waiting in one commit (see `batched`).
+    waiting: std::sync::Mutex<Vec<Waiting>>,
+}
+
+/// An operation waiting for the ledger, and where its answer goes.
+struct Waiting {
+    op: Op,
+    answer: tokio::sync::oneshot::Sender<Result<Done, String>>,
 }
 
 impl LedgerTools {
@@ -248,6 +257,7 @@ impl LedgerTools {
             auto_sleeping: Arc::new(tokio::sync::Mutex::new(())),
             sleep_in_background: false,
             slept: std::sync::Mutex::new(None),
+            waiting: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -319,12 +329,9 @@ impl LedgerTools {
         let context = text("context", &p.context, 2000).map_err(ToolError::invalid)?;
         let k = range("k", p.k, 1, 20)?;
         let now = self.now();
-        let hits = self
-            .service()
-            .await?
-            .recall(&context, k, now)
-            .await
-            .map_err(|e| e.to_string())?;
+        let Done::Recalled(hits) = self.batched(Op::Recall { context, k, now }).await? else {
+            unreachable!("a recall answers with what it fired")
+        };
         let rows: Vec<Value> = hits.iter().map(|e| view(e, now)).collect();
         Ok(json!({"ok": true, "count": rows.len(), "heuristics": rows}))
     }
@@ -343,12 +350,15 @@ impl LedgerTools {
             None => self.config.sleep_pressure().map_err(|e| format!("{e:#}"))?,
         };
         let now = self.now();
-        let e = self
-            .service()
-            .await?
-            .capture(&when, &prefer, feedback, now)
-            .await
-            .map_err(|e| e.to_string())?;
+        let op = Op::Capture {
+            when,
+            prefer,
+            feedback,
+            now,
+        };
+        let Done::Captured(e) = self.batched(op).await? else {
+            unreachable!("a capture answers with the lesson stored")
+        };
         let mut out = json!({"ok": true, "captured": view(&e, now)});
         if threshold > 0.0 {
             // Auto-scheduled sleep: by redundancy pressure, not a turn count.
@@ -374,6 +384,57 @@ impl LedgerTools {
             }
         }
         Ok(out)
+    }
+
+    /// Runs `op` with every other recall and capture waiting for the
+    /// ledger at the moment it gets the lock, in one commit (group
+    /// commit); answers once that commit is durable. A caller that finds
+    /// its operation already run by the one before it takes that answer.
+    /// If that one went away mid-batch (its transaction rolled back), or
+    /// the batch failed, each operation runs alone.
+    async fn batched(&self, op: Op) -> Result<Done, String> {
+        let (answer, mut answered) = tokio::sync::oneshot::channel();
+        let mine = op.clone();
+        self.waiting
+            .lock()
+            .expect("not poisoned")
+            .push(Waiting { op, answer });
+        let mut service = self.service().await?;
+        match answered.try_recv() {
+            Ok(done) => return done,
+            Err(tokio::sync::oneshot::error::TryRecvError::Closed) => {
+                return service.run_one(&mine).await.map_err(|e| e.to_string());
+            }
+            Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
+        }
+        // still waiting, so ours is among them; callers who went away
+        // are not run for
+        let batch: Vec<Waiting> = std::mem::take(&mut *self.waiting.lock().expect("not poisoned"))
+            .into_iter()
+            .filter(|w| !w.answer.is_closed())
+            .collect();
+        let ops: Vec<Op> = batch.iter().map(|w| w.op.clone()).collect();
+        match service.run_batch(&ops).await {
+            Ok(done) => {
+                for (w, d) in batch.into_iter().zip(done) {
+                    let _ = w.answer.send(Ok(d));
+                }
+            }
+            Err(e) if batch.len() == 1 => {
+                if let Some(w) = batch.into_iter().next() {
+                    let _ = w.answer.send(Err(e.to_string()));
+                }
+            }
+            Err(_) => {
+                for w in batch {
+                    let alone = service.run_one(&w.op).await.map_err(|e| e.to_string());
+                    let _ = w.answer.send(alone);
+                }
+            }
+        }
+        answered
+            .try_recv()
+            .unwrap_or_else(|_| Err("the ledger dropped this call's answer".into()))
     }
 
     /// Sleeps when the redundancy pressure reaches `threshold`, away from
@@ -931,5 +992,162 @@ mod tests {
         );
         let out = capture("choosing a font for slides", "use a sans serif face").await;
         assert!(out.get("last_auto_sleep").is_none(), "told once: {out}");
+    }
+
+    /// Recalls and captures that wait for the ledger together are run in
+    /// one commit, each answered with its own result, and the kept pair
+    /// count adds every new lesson's pairs once.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn waiting_recalls_and_captures_share_one_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        // the check runs (and keeps its count) but never sleeps
+        let tools = tools_in(dir.path(), 1e9);
+        let args = |v: Value| v.as_object().unwrap().clone();
+        for (when, prefer) in [
+            (
+                "editing the parser in repo r1",
+                "run the focused tests first",
+            ),
+            ("editing the lexer in repo r1", "keep the change small"),
+            ("deploying the API in repo r1", "take a backup first"),
+        ] {
+            tools
+                .capture(args(json!({"when": when, "prefer": prefer})))
+                .await
+                .unwrap();
+        }
+        let version = || async { tools.service().await.unwrap().store.version().unwrap() };
+        let before = version().await;
+        let held = tools.service().await.unwrap();
+        let mut calls = Vec::new();
+        for i in 0..12 {
+            let tools = tools.clone();
+            calls.push(tokio::spawn(async move {
+                let a = if i % 3 == 0 {
+                    json!({"context": "editing the parser", "k": 5})
+                } else {
+                    json!({"when": format!("editing the parser in repo q{i}"),
+                           "prefer": format!("run the focused tests first, take {i}")})
+                };
+                let out = if i % 3 == 0 {
+                    tools.recall(a.as_object().unwrap().clone()).await
+                } else {
+                    tools.capture(a.as_object().unwrap().clone()).await
+                };
+                (i, out.unwrap())
+            }));
+        }
+        let started = std::time::Instant::now();
+        while tools.waiting.lock().unwrap().len() < 12 {
+            assert!(started.elapsed().as_secs() < 30, "the calls never queued");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        drop(held);
+        let mut ids = std::collections::HashSet::new();
+        for call in calls {
+            let (i, out) = call.await.unwrap();
+            assert_eq!(out["ok"], true, "{out}");
+            if i % 3 == 0 {
+                assert!(out["count"].as_u64().unwrap() >= 1, "{out}");
+            } else {
+                assert!(
+                    out["captured"]["prefer"]
+                        .as_str()
+                        .unwrap()
+                        .ends_with(&format!("take {i}")),
+                    "each capture gets its own lesson back: {out}"
+                );
+                ids.insert(out["captured"]["id"].as_str().unwrap().to_string());
+            }
+        }
+        assert_eq!(ids.len(), 8, "eight distinct lessons");
+        assert_eq!(version().await, before + 1, "one commit for the twelve");
+        let mut service = tools.service().await.unwrap();
+        assert_eq!(service.store.all().unwrap().len(), 11);
+        let kept = service
+            .store
+            .pressure()
+            .unwrap()
+            .expect("the count is kept");
+        let truth = service.recount().await.unwrap();
+        assert_eq!(kept.pairs, u64::from(truth.candidate_pairs));
+        assert!(
+            truth.candidate_pairs > 8,
+            "the new lessons pair with each other"
+        );
+    }
+
+    /// The caller whose turn it is to run the waiting calls may go away
+    /// at any moment: the others are still answered, each lesson stored
+    /// once, and the one that went away is stored whole or not at all.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_batch_whose_runner_goes_away_still_answers_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = tools_in(dir.path(), 0.0);
+        let capture = |i: usize| {
+            let tools = tools.clone();
+            tokio::spawn(async move {
+                let a = json!({"when": format!("situation {i}"), "prefer": format!("action {i}")});
+                tools.capture(a.as_object().unwrap().clone()).await
+            })
+        };
+        for round in 0..20 {
+            let held = tools.service().await.unwrap();
+            // the first to wait for the lock runs the batch
+            let first = capture(round * 10);
+            while tools.waiting.lock().unwrap().is_empty() {
+                tokio::task::yield_now().await;
+            }
+            let others: Vec<_> = (1..4).map(|i| capture(round * 10 + i)).collect();
+            while tools.waiting.lock().unwrap().len() < 4 {
+                tokio::task::yield_now().await;
+            }
+            drop(held);
+            // a varying moment: before, during or after its batch
+            for _ in 0..round {
+                tokio::task::yield_now().await;
+            }
+            first.abort();
+            for call in others {
+                let out = call.await.unwrap().unwrap();
+                assert_eq!(out["ok"], true, "{out}");
+            }
+        }
+        let rows = tools.service().await.unwrap().store.all().unwrap();
+        let mut whens: Vec<&str> = rows.iter().map(|e| e.when.as_str()).collect();
+        whens.sort_unstable();
+        let before = whens.len();
+        whens.dedup();
+        assert_eq!(whens.len(), before, "a lesson stored twice");
+        for round in 0..20 {
+            for i in 1..4 {
+                let when = format!("situation {}", round * 10 + i);
+                assert!(whens.contains(&when.as_str()), "{when} lost");
+            }
+        }
+        // a runner that took the waiting calls and went away before its
+        // commit (its batch dropped with it): the call left behind finds
+        // its answer gone and runs alone
+        let held = tools.service().await.unwrap();
+        let left = capture(999);
+        while tools.waiting.lock().unwrap().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        drop(std::mem::take(&mut *tools.waiting.lock().unwrap()));
+        drop(held);
+        let out = left.await.unwrap().unwrap();
+        assert_eq!(out["captured"]["when"], "situation 999", "{out}");
+        let rows = tools.service().await.unwrap().store.all().unwrap();
+        assert_eq!(rows.iter().filter(|e| e.when == "situation 999").count(), 1);
+        // every stored lesson is whole and the engine agrees with the store
+        let out = tools
+            .stats(json!({}).as_object().unwrap().clone())
+            .await
+            .unwrap();
+        assert_eq!(
+            out["active"].as_u64().unwrap() as usize,
+            rows.len(),
+            "{out}"
+        );
     }
 }
