@@ -208,11 +208,7 @@ async fn run_level(target: &Target, clients: usize, seconds: u64) -> Result<Leve
         tagged.extend(t.await?);
     }
     let elapsed = start.elapsed().as_secs_f64();
-    let pct = |mut v: Vec<Duration>, p: f64| {
-        v.sort();
-        v.get(((v.len() as f64 - 1.0) * p).round() as usize)
-            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-    };
+    let pct = super::bench_ledger::percentile_ms;
     let of = |kind: u64| -> Vec<Duration> {
         tagged
             .iter()

@@ -31,8 +31,9 @@ pub struct BenchLedgerArgs {
     /// subjects and actions, as agents write lessons).
     #[arg(long, value_enum, default_value_t = Text::Families)]
     pub text: Text,
-    /// Also time captures from this many `silt serve` processes at once on
-    /// one ledger (e.g. `--writers 1,8`), auto-sleep's check on.
+    /// Also time captures, each followed by a recall, from this many
+    /// `silt serve` processes at once on one ledger (e.g. `--writers
+    /// 1,8,64`), auto-sleep's check on.
     #[arg(long, value_delimiter = ',')]
     pub writers: Vec<usize>,
     /// Captures per writer process.
@@ -95,6 +96,13 @@ fn generate(n: usize, now: f64, text: Text) -> Value {
 fn p50(mut v: Vec<Duration>) -> f64 {
     v.sort();
     v[v.len() / 2].as_secs_f64() * 1000.0
+}
+
+/// The `p` quantile of `v` in milliseconds (nearest rank; 0 when empty).
+pub fn percentile_ms(mut v: Vec<Duration>, p: f64) -> f64 {
+    v.sort();
+    v.get(((v.len() as f64 - 1.0) * p).round() as usize)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
 }
 
 /// The reference driver: our own script, importing the checkout's module.
@@ -276,8 +284,12 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
             .await?;
             if !args.json {
                 println!(
-                    "{w} writer(s): {:.1} captures/s",
-                    r["captures_per_s"].as_f64().unwrap_or(0.0)
+                    "{w} writer(s): {:.1} captures/s; capture p50/p99 {}/{} ms, recall p50/p99 {}/{} ms",
+                    r["captures_per_s"].as_f64().unwrap_or(0.0),
+                    r["capture_p50_ms"],
+                    r["capture_p99_ms"],
+                    r["recall_p50_ms"],
+                    r["recall_p99_ms"]
                 );
             }
             rows.push(r);
@@ -435,16 +447,28 @@ async fn writers(
             .enumerate()
             .map(|(j, l)| json!({"when": format!("{} ({k}.{j})", l.when), "prefer": l.prefer}))
             .collect();
+        // each capture followed by a recall of its situation, as an agent
+        // loads what it knows before the next task
         jobs.spawn(async move {
+            let (mut captures, mut recalls) = (Vec::new(), Vec::new());
             for args in &lessons {
+                let t = Instant::now();
                 s.call("sediment_capture", args).await?;
+                captures.push(t.elapsed());
+                let t = Instant::now();
+                s.call("sediment_recall", &json!({"context": args["when"]}))
+                    .await?;
+                recalls.push(t.elapsed());
             }
             s.stop().await;
-            Ok::<(), anyhow::Error>(())
+            Ok::<_, anyhow::Error>((captures, recalls))
         });
     }
+    let (mut captures, mut recalls) = (Vec::new(), Vec::new());
     while let Some(done) = jobs.join_next().await {
-        done??;
+        let (c, r) = done??;
+        captures.extend(c);
+        recalls.extend(r);
     }
     let seconds = started.elapsed().as_secs_f64();
     let kept = {
@@ -463,8 +487,14 @@ async fn writers(
         "{w} writers: the ledger holds {kept} lessons, expected {}",
         n + w * (per + 1)
     );
-    Ok(json!({"writers": w, "captures": w * per,
+    let ms = |v: &[Duration], p: f64| (percentile_ms(v.to_vec(), p) * 100.0).round() / 100.0;
+    Ok(
+        json!({"writers": w, "captures": w * per, "recalls": w * per,
               "seconds": (seconds * 1000.0).round() / 1000.0,
               "first_capture_p50_ms": (p50(first) * 10.0).round() / 10.0,
-              "captures_per_s": ((w * per) as f64 / seconds * 10.0).round() / 10.0}))
+              "captures_per_s": ((w * per) as f64 / seconds * 10.0).round() / 10.0,
+              "calls_per_s": ((2 * w * per) as f64 / seconds * 10.0).round() / 10.0,
+              "capture_p50_ms": ms(&captures, 0.5), "capture_p99_ms": ms(&captures, 0.99),
+              "recall_p50_ms": ms(&recalls, 0.5), "recall_p99_ms": ms(&recalls, 0.99)}),
+    )
 }

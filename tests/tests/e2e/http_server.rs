@@ -733,22 +733,16 @@ async fn idle_connections_neither_starve_nor_stall_the_server() {
 /// its lessons as captured), and no call fails.
 #[test]
 fn the_load_bench_seeds_its_ledger_and_counts_only_its_captures() {
-    let out = std::process::Command::new(silt_e2e::silt_binary())
-        .args([
-            "bench-http",
-            "--entries",
-            "300",
-            "--clients",
-            "1,4",
-            "--seconds",
-            "1",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = bench_json(&[
+        "bench-http",
+        "--entries",
+        "300",
+        "--clients",
+        "1,4",
+        "--seconds",
+        "1",
+        "--json",
+    ]);
     assert_eq!(report["entries_at_start"], 300, "{report}");
     let acknowledged = report["captures_acknowledged"].as_u64().unwrap();
     assert!(acknowledged > 0, "{report}");
@@ -757,4 +751,49 @@ fn the_load_bench_seeds_its_ledger_and_counts_only_its_captures() {
         assert_eq!(level["errors"], 0, "{report}");
         assert!(level["max_ms"].as_f64().unwrap() >= level["p99_ms"].as_f64().unwrap());
     }
+}
+
+/// `silt bench-ledger --writers`: each writer process captures and then
+/// recalls, the ledger ends with every lesson (the bench checks it), and
+/// the row times both.
+#[test]
+fn the_writers_bench_times_captures_and_recalls_from_each_process() {
+    let report = bench_json(&[
+        "bench-ledger",
+        "--entries",
+        "60",
+        "--calls",
+        "2",
+        "--text",
+        "agents",
+        "--no-sleep",
+        "--writers",
+        "1,3",
+        "--writer-captures",
+        "4",
+        "--json",
+    ]);
+    let rows = report["writers"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{report}");
+    for (row, w) in rows.iter().zip([1, 3]) {
+        assert_eq!(row["writers"], w, "{row}");
+        assert_eq!(row["captures"], w * 4, "{row}");
+        assert_eq!(row["recalls"], w * 4, "{row}");
+        for kind in ["capture", "recall"] {
+            let p50 = row[format!("{kind}_p50_ms")].as_f64().unwrap();
+            let p99 = row[format!("{kind}_p99_ms")].as_f64().unwrap();
+            assert!(p50 > 0.0 && p99 >= p50, "{row}");
+        }
+    }
+}
+
+/// Runs a `silt` bench command that must succeed; its JSON report.
+fn bench_json(args: &[&str]) -> Value {
+    let out = std::process::Command::new(silt_e2e::silt_binary())
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
 }
