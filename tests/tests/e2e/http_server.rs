@@ -733,7 +733,7 @@ async fn idle_connections_neither_starve_nor_stall_the_server() {
 /// its lessons as captured), and no call fails.
 #[test]
 fn the_load_bench_seeds_its_ledger_and_counts_only_its_captures() {
-    let report = bench_json(&[
+    let report = silt_json(&[
         "bench-http",
         "--entries",
         "300",
@@ -758,7 +758,7 @@ fn the_load_bench_seeds_its_ledger_and_counts_only_its_captures() {
 /// the row times both.
 #[test]
 fn the_writers_bench_times_captures_and_recalls_from_each_process() {
-    let report = bench_json(&[
+    let report = silt_json(&[
         "bench-ledger",
         "--entries",
         "60",
@@ -787,8 +787,8 @@ fn the_writers_bench_times_captures_and_recalls_from_each_process() {
     }
 }
 
-/// Runs a `silt` bench command that must succeed; its JSON report.
-fn bench_json(args: &[&str]) -> Value {
+/// Runs a `silt` command that must succeed; its JSON output.
+fn silt_json(args: &[&str]) -> Value {
     let out = std::process::Command::new(silt_e2e::silt_binary())
         .args(args)
         .output()
@@ -796,4 +796,74 @@ fn bench_json(args: &[&str]) -> Value {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Group commit answers a capture only once the batch holding it is
+/// durable: 32 clients capture at once (so captures share commits), the
+/// server is killed with SIGKILL mid-stream, and every capture it
+/// acknowledged is in the ledger, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_9_under_load_keeps_every_acknowledged_capture() {
+    use rmcp::model::CallToolRequestParams;
+    use std::sync::{Arc, Mutex};
+    let home = tempfile::tempdir().unwrap();
+    let mut served = serve_http(home.path(), LEXICAL, &[("SILT_SLEEP_PRESSURE", "0")]).await;
+    let acked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut clients = Vec::new();
+    for c in 0..32 {
+        let (url, token, acked) = (served.url.clone(), served.token.clone(), acked.clone());
+        clients.push(tokio::spawn(async move {
+            let client = connect(&url, &token).await;
+            for j in 0.. {
+                let args = json!({"when": format!("writing module {c}-{j}"),
+                                  "prefer": format!("add test {c}-{j} first")});
+                let params = CallToolRequestParams::new("sediment_capture")
+                    .with_arguments(args.as_object().unwrap().clone());
+                // the server is gone: stop
+                let Ok(out) = client.call_tool(params).await else {
+                    return;
+                };
+                let out = json_of(&out);
+                assert_eq!(out["ok"], true, "{out}");
+                let id = out["captured"]["id"].as_str().unwrap().to_string();
+                acked.lock().unwrap().push(id);
+            }
+        }));
+    }
+    let started = std::time::Instant::now();
+    while acked.lock().unwrap().len() < 300 {
+        assert!(started.elapsed() < Duration::from_secs(120), "too slow");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    served.child.start_kill().unwrap();
+    served.child.wait().await.unwrap();
+    for c in clients {
+        let _ = c.await;
+    }
+    let acked = acked.lock().unwrap().clone();
+    let ledger = home.path().join("ledger.db");
+    let stored = silt_json(&["ledger", "--ledger", ledger.to_str().unwrap(), "export"]);
+    let stored = stored.as_array().unwrap();
+    let mut ids: Vec<&str> = stored.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    let all = ids.len();
+    ids.dedup();
+    assert_eq!(ids.len(), all, "a lesson stored twice");
+    for id in &acked {
+        assert!(
+            ids.binary_search(&id.as_str()).is_ok(),
+            "acknowledged capture {id} was lost"
+        );
+    }
+    assert!(acked.len() >= 300 && all >= acked.len(), "{} stored", all);
+    // each commit bumps the version once: fewer commits than captures
+    // means the clients' captures did share commits
+    let db = rusqlite::Connection::open(home.path().join("ledger.db")).unwrap();
+    let version: String = db
+        .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let version: usize = version.parse().unwrap();
+    assert!(version < all, "{version} commits for {all} captures");
 }
