@@ -324,22 +324,10 @@ impl LedgerService {
         Ok(out)
     }
 
-    /// Runs `op` in a commit of its own.
+    /// Runs `op` in a commit of its own (a batch of one).
     pub async fn run_one(&mut self, op: &Op) -> Result<Done, CallError> {
-        match op {
-            Op::Recall { context, k, now } => {
-                self.recall(context, *k, *now).await.map(Done::Recalled)
-            }
-            Op::Capture {
-                when,
-                prefer,
-                feedback,
-                now,
-            } => self
-                .capture(when, prefer, *feedback, *now)
-                .await
-                .map(Done::Captured),
-        }
+        let mut done = self.run_batch(std::slice::from_ref(op)).await?;
+        Ok(done.pop().expect("one answer per operation"))
     }
 
     /// A lesson id no stored entry has.
@@ -365,50 +353,6 @@ impl LedgerService {
         };
         self.in_flight = false;
         out
-    }
-
-    pub async fn recall(
-        &mut self,
-        context: &str,
-        k: u32,
-        now: f64,
-    ) -> Result<Vec<Entry>, CallError> {
-        // a recall changes hit counts and times only
-        self.begin_as(true).await?;
-        let out = self.session_mut().recall(context, k, now).await;
-        self.carry_pressure(&out).await;
-        Ok(self.finish(out)?.0)
-    }
-
-    /// Captures a lesson under a fresh id; returns the stored entry.
-    pub async fn capture(
-        &mut self,
-        when: &str,
-        prefer: &str,
-        feedback: Feedback,
-        now: f64,
-    ) -> Result<Entry, CallError> {
-        self.begin().await?;
-        let id = match self.fresh_id() {
-            Ok(id) => id,
-            Err(e) => {
-                self.store.rollback();
-                self.in_flight = false;
-                return Err(e);
-            }
-        };
-        let out = self
-            .session_mut()
-            .capture(&id, when, prefer, feedback, now)
-            .await
-            .map(|c| ((), c));
-        self.carry_pressure(&out).await;
-        let captured = out
-            .as_ref()
-            .ok()
-            .and_then(|(_, c)| c.entries.iter().find(|e| e.id == id).cloned());
-        self.finish(out)?;
-        captured.ok_or_else(no_captured_entry)
     }
 
     /// Confirms (or, with `contradict`, contradicts) entry `id`.
