@@ -41,6 +41,9 @@ pub struct LedgerConfig {
     /// The least probability a judge must give merge or contradict for
     /// sleep to retire a lesson on it (default 0.8; 0 < margin <= 1).
     pub destructive_margin: Option<f64>,
+    /// A team's ledger in PostgreSQL (`postgres://USER@HOST/DATABASE`);
+    /// `$SILT_LEDGER_URL` and `$SILT_LEDGER_PATH` go before it.
+    pub url: Option<String>,
 }
 
 /// The `[fetch]` table: what verify may fetch beyond public addresses.

@@ -22,6 +22,7 @@ pub mod clients {
     }
 }
 pub mod pdf;
+pub mod postgres;
 pub mod searxng;
 
 use std::path::{Path, PathBuf};

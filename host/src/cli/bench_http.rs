@@ -33,6 +33,11 @@ pub struct BenchHttpArgs {
     /// reads them.
     #[arg(long, default_value_t = 0)]
     pub entries: usize,
+    /// Serve a ledger in PostgreSQL: a database made on this server
+    /// (postgres://USER@HOST/DB; the user may create databases) and
+    /// dropped after. Default: a SQLite file.
+    #[arg(long)]
+    pub postgres: Option<String>,
     /// JSON out.
     #[arg(long)]
     pub json: bool,
@@ -47,14 +52,18 @@ struct Target {
 }
 
 /// The server child and how to reach it.
-async fn start_server(dir: &std::path::Path) -> Result<(tokio::process::Child, Target)> {
+async fn start_server(
+    dir: &std::path::Path,
+    ledger: &std::path::Path,
+) -> Result<(tokio::process::Child, Target)> {
     std::fs::write(dir.join("silt.toml"), "judge = \"lexical\"\n")?;
     let mut child = tokio::process::Command::new(std::env::current_exe()?)
         .args(["serve", "--http", "--port", "0"])
         .current_dir(dir)
         .env("SILT_CONFIG", dir.join("silt.toml"))
         .env("SILT_CACHE_DIR", dir.join("cache"))
-        .env("SILT_LEDGER_PATH", dir.join("ledger.db"))
+        .env("SILT_LEDGER_URL", "")
+        .env("SILT_LEDGER_PATH", ledger)
         .env("SILT_HTTP_TOKEN_FILE", dir.join("http-token"))
         .env_remove("SILT_HTTP_PORT")
         .stdin(Stdio::null())
@@ -250,10 +259,19 @@ fn seed(ledger: &std::path::Path, n: usize) -> Result<()> {
 
 pub async fn run(args: BenchHttpArgs) -> Result<()> {
     let dir = tempfile::tempdir()?;
+    let scratch = args
+        .postgres
+        .as_deref()
+        .map(|admin| crate::ledger::store::Scratch::database(admin, "bench_http"))
+        .transpose()?;
+    let ledger = match &scratch {
+        Some(db) => std::path::PathBuf::from(&db.url),
+        None => dir.path().join("ledger.db"),
+    };
     if args.entries > 0 {
-        seed(&dir.path().join("ledger.db"), args.entries)?;
+        seed(&ledger, args.entries)?;
     }
-    let (mut server, target) = start_server(dir.path()).await?;
+    let (mut server, target) = start_server(dir.path(), &ledger).await?;
     // The server's first call reads the whole ledger into its engine:
     // timed apart, before the clock. Captures are counted from here, since
     // an import logs its lessons as captured.
@@ -314,6 +332,7 @@ pub async fn run(args: BenchHttpArgs) -> Result<()> {
             "mix": "sediment_recall, sediment_capture, sieve_ask (lexical, 2 new items) in turn",
             "seconds_per_level": args.seconds,
             "entries_at_start": args.entries,
+            "store": if scratch.is_some() { "postgres" } else { "sqlite" },
             "first_call_ms": (first_call_ms * 10.0).round() / 10.0,
             "levels": levels.iter().map(|l| json!({
                 "clients": l.clients, "calls": l.calls, "errors": l.errors,

@@ -39,6 +39,11 @@ pub struct BenchLedgerArgs {
     /// Captures per writer process.
     #[arg(long, default_value_t = 40)]
     pub writer_captures: usize,
+    /// Run the writers on PostgreSQL: a database made on this server for
+    /// each run (postgres://USER@HOST/DB; the user may create databases)
+    /// and dropped after. Default: a SQLite file.
+    #[arg(long)]
+    pub postgres: Option<String>,
     /// Time recall and capture only (no sleep, consolidate or auto-sleep
     /// check): for ledgers too large to sleep in a benchmark's time.
     #[arg(long)]
@@ -272,16 +277,7 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         let json_entries = sediment_json::read(&json_path, now)?;
         let mut rows = Vec::new();
         for &w in &args.writers {
-            let r = writers(
-                app,
-                &json_entries,
-                now,
-                args.text,
-                args.entries,
-                w,
-                args.writer_captures,
-            )
-            .await?;
+            let r = writers(app, &json_entries, now, &args, w).await?;
             if !args.json {
                 println!(
                     "{w} writer(s): {:.1} captures/s; capture p50/p99 {}/{} ms, recall p50/p99 {}/{} ms",
@@ -384,18 +380,24 @@ async fn writers(
     app: &App,
     entries: &[silt_core::ledger::Entry],
     now: f64,
-    text: Text,
-    n: usize,
+    args: &BenchLedgerArgs,
     w: usize,
-    per: usize,
 ) -> Result<Value> {
+    let (text, n, per) = (args.text, args.entries, args.writer_captures);
+    let postgres = args.postgres.as_deref();
     use super::stdio_client::Silt;
     anyhow::ensure!(
         w > 0 && per > 0,
         "--writers and --writer-captures must be at least 1"
     );
     let dir = tempfile::tempdir()?;
-    let ledger = dir.path().join("ledger.db");
+    let scratch = postgres
+        .map(|admin| crate::ledger::store::Scratch::database(admin, &format!("writers{w}")))
+        .transpose()?;
+    let ledger = match &scratch {
+        Some(db) => std::path::PathBuf::from(&db.url),
+        None => dir.path().join("ledger.db"),
+    };
     {
         let tools = LedgerTools::at(
             app.runtime.clone(),
@@ -414,7 +416,10 @@ async fn writers(
     }
     std::fs::write(dir.path().join("silt.toml"), "judge = \"lexical\"\n")?;
     let env = vec![
-        ("SILT_LEDGER_PATH", ledger.display().to_string()),
+        match &scratch {
+            Some(db) => ("SILT_LEDGER_URL", db.url.clone()),
+            None => ("SILT_LEDGER_PATH", ledger.display().to_string()),
+        },
         (
             "SILT_CONFIG",
             dir.path().join("silt.toml").display().to_string(),
@@ -489,7 +494,8 @@ async fn writers(
     );
     let ms = |v: &[Duration], p: f64| (percentile_ms(v.to_vec(), p) * 100.0).round() / 100.0;
     Ok(
-        json!({"writers": w, "captures": w * per, "recalls": w * per,
+        json!({"writers": w, "store": if scratch.is_some() { "postgres" } else { "sqlite" },
+              "captures": w * per, "recalls": w * per,
               "seconds": (seconds * 1000.0).round() / 1000.0,
               "first_capture_p50_ms": (p50(first) * 10.0).round() / 10.0,
               "captures_per_s": ((w * per) as f64 / seconds * 10.0).round() / 10.0,

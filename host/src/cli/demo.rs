@@ -1,12 +1,13 @@
 //! `silt demo`: the seed's ten rotted lessons, consolidated by the ledger
-//! engine component: decay and fading, then the sleep pass.
+//! engine component: decay and fading, then the sleep pass, on a ledger
+//! of the demo's own in the store the user's ledger is kept in.
 
 use anyhow::Result;
 
 use crate::app::App;
 use crate::bindings::ledger_engine::silt::ledger::types::Entry;
-use crate::ledger::values::{entry_from_wit, entry_to_wit, event_from_wit, view};
-use crate::runtime::ledger::default_params;
+use crate::ledger::service::LedgerService;
+use crate::ledger::values::{entry_from_wit, view};
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
@@ -57,19 +58,41 @@ pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
             .map(|d| d.as_secs_f64())
             .unwrap_or(0.0)
     });
-    let seed: Vec<Entry> = silt_core::ledger::demo::entries(now)
-        .iter()
-        .map(entry_to_wit)
-        .collect();
-    let mut session = app
-        .runtime
-        .open_ledger(&args.judge, &default_params(), None)
-        .await?;
-    session.sync(&seed).await?;
-    let before = session.stats(true, 500, now).await?;
-    let (consolidate, _) = session.homeostasis(now).await?;
-    let (sleep, change) = session.sleep(now, None).await?;
-    let after = session.stats(true, 500, now).await?;
+    // the demo's own ledger, through the store a user's ledger uses:
+    // on a team's PostgreSQL server (SILT_LEDGER_URL, [ledger] url) a
+    // schema of its own, else a new SQLite file; never the user's ledger
+    let (configured, _) =
+        crate::ledger::store::Store::default_path(app.config.ledger.url.as_deref());
+    let dir = tempfile::tempdir()?;
+    let schema = match crate::ledger::store::Location::of(&configured) {
+        crate::ledger::store::Location::Postgres(url) => {
+            Some(crate::ledger::store::Scratch::schema(url, "demo")?)
+        }
+        crate::ledger::store::Location::File(_) => None,
+    };
+    let ledger = match &schema {
+        Some(s) => std::path::PathBuf::from(&s.url),
+        None => dir.path().join("demo.db"),
+    };
+    if !args.json {
+        match &schema {
+            Some(s) => eprintln!(
+                "(the demo's ledger: schema {} in {}, dropped after)",
+                s.name,
+                crate::ledger::store::describe(&configured)
+            ),
+            None => eprintln!("(the demo's ledger: a new SQLite file, removed after)"),
+        }
+    }
+    let mut service = LedgerService::open(app.runtime.clone(), &args.judge, &ledger)?;
+    service
+        .store
+        .import(&silt_core::ledger::demo::entries(now), "the demo", now)?;
+    let before = service.stats(true, 500, now).await?;
+    let consolidate = service.homeostasis(now).await?;
+    let (sleep, events) = service.sleep(now, None).await?;
+    let after = service.stats(true, 500, now).await?;
+    drop(service);
     if args.json {
         let core = |entries: &[Entry]| entries.iter().map(entry_from_wit).collect::<Vec<_>>();
         let consolidate = silt_core::ledger::ops::Homeostasis {
@@ -83,7 +106,6 @@ pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
             generalized: sleep.generalized as usize,
             held_for_review: sleep.held_for_review as usize,
         };
-        let events: Vec<_> = change.events.iter().map(event_from_wit).collect();
         let out = silt_core::ledger::demo::report(
             &args.judge,
             &core(&before),

@@ -15,7 +15,9 @@ use crate::tools::sediment_tools::LedgerTools;
 
 #[derive(Debug, Args)]
 pub struct LedgerArgs {
-    /// The ledger file (default: $SILT_LEDGER_PATH, beside $SEDIMENT_LEDGER_PATH, or the data dir).
+    /// The ledger: a file, or a postgres:// URL (default: $SILT_LEDGER_URL,
+    /// $SILT_LEDGER_PATH, [ledger] url, beside $SEDIMENT_LEDGER_PATH, or
+    /// the data dir).
     #[arg(long, global = true)]
     pub ledger: Option<PathBuf>,
     /// The time to act at, in unix seconds, to replay a run (default: now).
@@ -99,6 +101,15 @@ pub enum LedgerCommand {
     Import { file: PathBuf },
     /// Write the ledger as a Sediment ledger.json (to FILE, or stdout).
     Export { file: Option<PathBuf> },
+    /// Copy this whole ledger (lessons, the event log with its undo
+    /// records, the judge's vectors) into a new, empty one: a SQLite
+    /// ledger to PostgreSQL or back. Counts are checked after the copy;
+    /// this ledger is only read.
+    Migrate {
+        /// The target: a postgres:// URL or a file path.
+        #[arg(long)]
+        to: PathBuf,
+    },
     /// Write the ledger engine composed with --judge into one component
     /// that runs outside silt (`wasmtime run FILE demo`, jco).
     Standalone {
@@ -184,7 +195,7 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
 }
 
 pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
-    let (default, sediment) = Store::default_path();
+    let (default, sediment) = Store::default_path(app.config.ledger.url.as_deref());
     let (path, sediment) = match args_in.ledger.clone() {
         Some(p) => (p, None),
         None => (default, sediment),
@@ -400,7 +411,7 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
                 .import(&entries, &file.display().to_string(), now)?;
             print(
                 j,
-                json!({"ok": true, "imported": n, "path": path.display().to_string()}),
+                json!({"ok": true, "imported": n, "path": crate::ledger::store::describe(&path)}),
                 |v| {
                     format!(
                         "imported {} lessons into {}",
@@ -429,6 +440,28 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
                         v["path"].as_str().unwrap_or(""),
                         v["bytes"],
                         v["judge"].as_str().unwrap_or("")
+                    )
+                },
+            )
+        }
+        LedgerCommand::Migrate { to } => {
+            let from = crate::ledger::store::describe(&path);
+            let target = crate::ledger::store::describe(&to);
+            let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
+            let mut there = Store::open(&to)?;
+            let counts = service.store.copy_to(&mut there)?;
+            print(
+                j,
+                json!({"ok": true, "from": from, "to": target, "entries": counts.entries,
+                       "events": counts.events, "vectors": counts.vectors, "verified": true}),
+                |v| {
+                    format!(
+                        "copied {} entries, {} events and {} vectors from {} to {} (counts checked)",
+                        v["entries"],
+                        v["events"],
+                        v["vectors"],
+                        v["from"].as_str().unwrap_or(""),
+                        v["to"].as_str().unwrap_or("")
                     )
                 },
             )

@@ -10,6 +10,7 @@
 //! in memory until the service writes them inside its next transaction
 //! ([`super::store::Store::save_vectors`]).
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -39,10 +40,10 @@ impl Pending {
 
 /// Reads stored vectors; holds new ones until they are saved.
 pub struct VectorStore {
-    /// None when the ledger has no vectors table yet (made by an older
-    /// silt, which adds it on its next write) or cannot be read: every
-    /// lookup then misses and the judge is asked.
-    conn: Mutex<Option<Connection>>,
+    /// Opened on first use. None when the ledger has no vectors table yet
+    /// (made by an older silt, which adds it on its next write) or cannot
+    /// be read: every lookup then misses and the judge is asked.
+    reader: Mutex<Option<Reader>>,
     path: std::path::PathBuf,
     pending: Mutex<Pending>,
     /// The keys of every lesson text this process has seen: only these are
@@ -70,29 +71,92 @@ fn decode(b: &[u8]) -> Option<Vec<f32>> {
     )
 }
 
+/// A connection of the store's own for reading vectors (see the module's
+/// notes): SQLite's readers never wait for a writer, PostgreSQL's neither.
+enum Reader {
+    Sqlite(Connection),
+    Postgres(crate::ledger::store::PgLink),
+}
+
+/// What the store holds for some texts: the model's calibration and the
+/// vectors found, by key.
+pub type Stored = (Option<Calibration>, HashMap<Vec<u8>, Vec<u8>>);
+
+impl Reader {
+    fn open(path: &Path) -> anyhow::Result<Reader> {
+        Ok(match crate::ledger::store::Location::of(path) {
+            crate::ledger::store::Location::File(p) => {
+                let c = Connection::open_with_flags(
+                    p,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                c.busy_timeout(std::time::Duration::from_secs(10))?;
+                Reader::Sqlite(c)
+            }
+            crate::ledger::store::Location::Postgres(url) => {
+                Reader::Postgres(crate::ledger::store::PgLink::connect(url)?)
+            }
+        })
+    }
+
+    fn read(&self, model: &str, keys: Vec<Vec<u8>>) -> anyhow::Result<Stored> {
+        match self {
+            Reader::Postgres(link) => link.vectors(model, keys),
+            Reader::Sqlite(c) => {
+                let calibration = c
+                    .query_row(
+                        "SELECT same_above, related_above, unrelated_below FROM vector_models WHERE model = ?1",
+                        params![model],
+                        |r| {
+                            Ok(Calibration {
+                                same_above: r.get(0)?,
+                                related_above: r.get(1)?,
+                                unrelated_below: r.get(2)?,
+                            })
+                        },
+                    )
+                    .optional()?;
+                let mut q = c.prepare_cached(
+                    "SELECT data FROM vectors WHERE model = ?1 AND text_sha256 = ?2",
+                )?;
+                let mut found = HashMap::new();
+                for key in keys {
+                    let data: Option<Vec<u8>> = q
+                        .query_row(params![model, &key[..]], |r| r.get(0))
+                        .optional()?;
+                    if let Some(d) = data {
+                        found.insert(key, d);
+                    }
+                }
+                Ok((calibration, found))
+            }
+        }
+    }
+}
+
 impl VectorStore {
     pub fn open(path: &Path) -> VectorStore {
         VectorStore {
-            conn: Mutex::new(None),
+            reader: Mutex::new(None),
             path: path.to_path_buf(),
             pending: Mutex::new(Pending::default()),
             lesson_texts: Mutex::new(std::collections::HashSet::new()),
         }
     }
 
-    /// A read-only connection, opened on first use.
-    fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Option<T> {
-        let mut conn = self.conn.lock().expect("vector store lock");
-        if conn.is_none() {
-            let c = Connection::open_with_flags(
-                &self.path,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )
-            .ok()?;
-            c.busy_timeout(std::time::Duration::from_secs(10)).ok()?;
-            *conn = Some(c);
+    /// What the store holds for `keys`; None when it cannot be read.
+    fn stored(&self, model: &str, keys: Vec<Vec<u8>>) -> Option<Stored> {
+        let mut reader = self.reader.lock().expect("vector store lock");
+        if reader.is_none() {
+            match Reader::open(&self.path) {
+                Ok(r) => *reader = Some(r),
+                Err(e) => {
+                    tracing::debug!("ledger vectors not read: {e}");
+                    return None;
+                }
+            }
         }
-        match f(conn.as_ref().expect("opened above")) {
+        match reader.as_ref().expect("opened above").read(model, keys) {
             Ok(v) => Some(v),
             Err(e) => {
                 tracing::debug!("ledger vectors not read: {e}");
@@ -108,58 +172,45 @@ impl VectorStore {
         model: &str,
         texts: &[String],
     ) -> (Vec<Option<Vec<f32>>>, Option<Calibration>) {
-        let pending = self.pending.lock().expect("vector store lock");
-        let mut calibration = pending
-            .models
+        let (waiting, mut calibration) = {
+            let pending = self.pending.lock().expect("vector store lock");
+            let calibration = pending
+                .models
+                .iter()
+                .rev()
+                .find(|(m, _)| m == model)
+                .map(|(_, c)| *c);
+            let waiting: HashMap<[u8; 32], Vec<u8>> = pending
+                .rows
+                .iter()
+                .filter(|(m, _, _)| m == model)
+                .map(|(_, k, v)| (*k, v.clone()))
+                .collect();
+            (waiting, calibration)
+        };
+        let keys: Vec<[u8; 32]> = texts.iter().map(|t| text_key(t)).collect();
+        let missing: Vec<Vec<u8>> = keys
             .iter()
-            .rev()
-            .find(|(m, _)| m == model)
-            .map(|(_, c)| *c);
-        let waiting: std::collections::HashMap<&[u8; 32], &Vec<u8>> = pending
-            .rows
-            .iter()
-            .filter(|(m, _, _)| m == model)
-            .map(|(_, k, v)| (k, v))
+            .filter(|k| !waiting.contains_key(*k))
+            .map(|k| k.to_vec())
             .collect();
-        let stored = self.with_conn(|c| {
-            if calibration.is_none() {
-                calibration = c
-                    .query_row(
-                        "SELECT same_above, related_above, unrelated_below FROM vector_models WHERE model = ?1",
-                        params![model],
-                        |r| {
-                            Ok(Calibration {
-                                same_above: r.get(0)?,
-                                related_above: r.get(1)?,
-                                unrelated_below: r.get(2)?,
-                            })
-                        },
-                    )
-                    .optional()?;
-            }
-            let mut q = c.prepare_cached(
-                "SELECT data FROM vectors WHERE model = ?1 AND text_sha256 = ?2",
-            )?;
-            texts
-                .iter()
-                .map(|t| {
-                    let key = text_key(t);
-                    if let Some(v) = waiting.get(&key) {
-                        return Ok(decode(v));
-                    }
-                    let data: Option<Vec<u8>> = q
-                        .query_row(params![model, &key[..]], |r| r.get(0))
-                        .optional()?;
-                    Ok(data.as_deref().and_then(decode))
-                })
-                .collect::<rusqlite::Result<Vec<_>>>()
-        });
-        let found = stored.unwrap_or_else(|| {
-            texts
-                .iter()
-                .map(|t| waiting.get(&text_key(t)).and_then(|v| decode(v)))
-                .collect()
-        });
+        let stored = if missing.is_empty() && calibration.is_some() {
+            None
+        } else {
+            self.stored(model, missing)
+        };
+        let mut found_in_store = HashMap::new();
+        if let Some((c, found)) = stored {
+            calibration = calibration.or(c);
+            found_in_store = found;
+        }
+        let found = keys
+            .iter()
+            .map(|k| match waiting.get(k) {
+                Some(v) => decode(v),
+                None => found_in_store.get(&k[..]).and_then(|v| decode(v)),
+            })
+            .collect();
         (found, calibration)
     }
 
@@ -204,20 +255,6 @@ impl VectorStore {
         p.models.append(&mut pending.models);
         *pending = p;
     }
-}
-
-/// Writes `pending` on `conn` (inside the caller's transaction).
-pub fn save(conn: &Connection, pending: &Pending) -> rusqlite::Result<()> {
-    let mut model =
-        conn.prepare_cached("INSERT OR REPLACE INTO vector_models VALUES (?1, ?2, ?3, ?4)")?;
-    for (m, c) in &pending.models {
-        model.execute(params![m, c.same_above, c.related_above, c.unrelated_below])?;
-    }
-    let mut row = conn.prepare_cached("INSERT OR REPLACE INTO vectors VALUES (?1, ?2, ?3)")?;
-    for (m, key, data) in &pending.rows {
-        row.execute(params![m, &key[..], data])?;
-    }
-    Ok(())
 }
 
 impl crate::runtime::capability::judge_calls::VectorKeeper for VectorStore {

@@ -233,7 +233,7 @@ struct Waiting {
 impl LedgerTools {
     /// The ledger at the default path (see [`Store::default_path`]).
     pub fn new(runtime: Arc<Runtime>, config: Arc<Config>) -> Self {
-        let (path, sediment) = Store::default_path();
+        let (path, sediment) = Store::default_path(config.ledger.url.as_deref());
         LedgerTools::at(runtime, config, path, sediment, None)
     }
 
@@ -291,7 +291,7 @@ impl LedgerTools {
     async fn service(&self) -> Result<tokio::sync::MappedMutexGuard<'_, LedgerService>, String> {
         let mut guard = self.service.lock().await;
         if guard.is_none() {
-            let fresh = !self.path.exists();
+            let fresh = !Store::exists(&self.path);
             // a Sediment ledger to adopt is read (and checked) before the
             // new file exists: a refused import leaves nothing behind, so
             // the next call tries it again
@@ -722,7 +722,7 @@ impl LedgerTools {
             .count();
         let mut out = json!({
             "ok": true,
-            "path": self.path.display().to_string(),
+            "path": crate::ledger::store::describe(&self.path),
             "total": all.len(),
             "active": active,
             "entries": entries.iter().map(|e| view(e, now)).collect::<Vec<_>>(),

@@ -804,10 +804,92 @@ fn silt_json(args: &[&str]) -> Value {
 /// acknowledged is in the ledger, once.
 #[tokio::test(flavor = "multi_thread")]
 async fn kill_9_under_load_keeps_every_acknowledged_capture() {
+    let home = tempfile::tempdir().unwrap();
+    let ledger = home.path().join("ledger.db");
+    let stored = || {
+        let stored = silt_json(&["ledger", "--ledger", ledger.to_str().unwrap(), "export"]);
+        stored
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let version = || {
+        let db = rusqlite::Connection::open(&ledger).unwrap();
+        let version: String = db
+            .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        version.parse().unwrap()
+    };
+    kill_9_under_load(home.path(), &[], stored, version).await;
+}
+
+/// The same on a team's ledger in PostgreSQL; and the killed server's
+/// write lock went with its connection, so the next writer goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_9_under_load_on_postgres_keeps_every_acknowledged_capture() {
+    use silt_e2e::postgres::{count, database, sql};
+    let home = tempfile::tempdir().unwrap();
+    let db = database();
+    let stored = || {
+        sql(&db.url, "SELECT id FROM entries")
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    };
+    let version = || {
+        let v: String = sql(&db.url, "SELECT value FROM meta WHERE key = 'version'")[0].get(0);
+        v.parse().unwrap()
+    };
+    kill_9_under_load(
+        home.path(),
+        &[("SILT_LEDGER_URL", &db.url)],
+        stored,
+        version,
+    )
+    .await;
+    let before = count(&db.url, "SELECT COUNT(*) FROM entries");
+    let next = std::process::Command::new(silt_e2e::silt_binary())
+        .args([
+            "ledger",
+            "--json",
+            "capture",
+            "--when",
+            "after the kill",
+            "--prefer",
+            "go on",
+        ])
+        .env("SILT_LEDGER_URL", &db.url)
+        .env("SILT_SLEEP_PRESSURE", "0")
+        .env("SILT_CONFIG", home.path().join("silt.toml"))
+        .env("SILT_CACHE_DIR", home.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(
+        next.status.success(),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    assert_eq!(count(&db.url, "SELECT COUNT(*) FROM entries"), before + 1);
+}
+
+/// 32 HTTP clients capture into the ledger `env` names until 300 are
+/// acknowledged; then SIGKILL. `stored` lists the ids in the ledger,
+/// `version` its commit count.
+async fn kill_9_under_load(
+    home: &std::path::Path,
+    env: &[(&str, &str)],
+    stored: impl Fn() -> Vec<String>,
+    version: impl Fn() -> usize,
+) {
     use rmcp::model::CallToolRequestParams;
     use std::sync::{Arc, Mutex};
-    let home = tempfile::tempdir().unwrap();
-    let mut served = serve_http(home.path(), LEXICAL, &[("SILT_SLEEP_PRESSURE", "0")]).await;
+    let mut env = env.to_vec();
+    env.push(("SILT_SLEEP_PRESSURE", "0"));
+    let mut served = serve_http(home, LEXICAL, &env).await;
     let acked = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut clients = Vec::new();
     for c in 0..32 {
@@ -841,29 +923,20 @@ async fn kill_9_under_load_keeps_every_acknowledged_capture() {
         let _ = c.await;
     }
     let acked = acked.lock().unwrap().clone();
-    let ledger = home.path().join("ledger.db");
-    let stored = silt_json(&["ledger", "--ledger", ledger.to_str().unwrap(), "export"]);
-    let stored = stored.as_array().unwrap();
-    let mut ids: Vec<&str> = stored.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    let mut ids = stored();
     ids.sort_unstable();
     let all = ids.len();
     ids.dedup();
     assert_eq!(ids.len(), all, "a lesson stored twice");
     for id in &acked {
         assert!(
-            ids.binary_search(&id.as_str()).is_ok(),
+            ids.binary_search(id).is_ok(),
             "acknowledged capture {id} was lost"
         );
     }
     assert!(acked.len() >= 300 && all >= acked.len(), "{} stored", all);
     // each commit bumps the version once: fewer commits than captures
     // means the clients' captures did share commits
-    let db = rusqlite::Connection::open(home.path().join("ledger.db")).unwrap();
-    let version: String = db
-        .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    let version: usize = version.parse().unwrap();
+    let version = version();
     assert!(version < all, "{version} commits for {all} captures");
 }

@@ -17,6 +17,7 @@ mod mcp_sediment;
 mod mcp_stdio;
 mod module_cycles;
 mod openai_judge;
+mod postgres_ledger;
 mod python_sdk;
 mod runtime;
 mod search;

@@ -40,12 +40,32 @@ async fn call(client: &Client, tool: &str, args: Value) -> (bool, Value) {
 #[tokio::test]
 async fn the_nine_tools_and_their_errors() {
     let home = tempfile::tempdir().unwrap();
+    let ledger = home.path().join("ledger.db").display().to_string();
+    the_tools_on(home.path(), ("SILT_LEDGER_PATH", &ledger)).await;
+}
+
+/// The same calls on a team's ledger in PostgreSQL.
+#[tokio::test]
+async fn the_nine_tools_and_their_errors_on_postgres() {
+    let home = tempfile::tempdir().unwrap();
+    let db = silt_e2e::postgres::database();
+    the_tools_on(home.path(), ("SILT_LEDGER_URL", &db.url)).await;
+    // the rows are in the database, not in a file somewhere
+    assert!(silt_e2e::postgres::count(&db.url, "SELECT COUNT(*) FROM entries") >= 2);
+    assert!(!home.path().join("ledger.db").exists());
+}
+
+/// Every tool and its errors on the ledger `ledger` names (a variable
+/// and its value).
+async fn the_tools_on(home: &std::path::Path, ledger: (&str, &str)) {
     let mut cmd = tokio::process::Command::new(silt_binary());
     cmd.arg("serve")
-        .env("SILT_CACHE_DIR", home.path().join("cache"))
-        .env("SILT_LEDGER_PATH", home.path().join("ledger.db"))
-        .env("SILT_CONFIG", home.path().join("silt.toml"));
-    std::fs::write(home.path().join("silt.toml"), "").unwrap();
+        .env("SILT_CACHE_DIR", home.join("cache"))
+        .env_remove("SILT_LEDGER_PATH")
+        .env_remove("SILT_LEDGER_URL")
+        .env(ledger.0, ledger.1)
+        .env("SILT_CONFIG", home.join("silt.toml"));
+    std::fs::write(home.join("silt.toml"), "").unwrap();
     let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
 
     let tools = client.list_all_tools().await.unwrap();

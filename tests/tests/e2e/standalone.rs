@@ -106,7 +106,7 @@ fn run(runner: &Runner, component: &Path, args: &[&str], stdin: &str) -> Value {
 /// `v` with every entry id (in `id` and `others`, and where notes and
 /// reasons name them) replaced by its order of first appearance, so runs
 /// that name new entries (abstracted parents) differently compare.
-fn normalise_ids(v: &Value) -> Value {
+pub(crate) fn normalise_ids(v: &Value) -> Value {
     fn collect(v: &Value, key: Option<&str>, ids: &mut Vec<String>) {
         match v {
             Value::String(s) if matches!(key, Some("id" | "others")) && !ids.contains(s) => {
