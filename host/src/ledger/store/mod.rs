@@ -206,6 +206,12 @@ pub fn describe(path: &Path) -> String {
 pub struct Store {
     db: Box<dyn Backend>,
     in_tx: bool,
+    /// The version and the deletion generation, read once per
+    /// transaction: under the write lock (or in a read transaction's one
+    /// state) only this process changes them. Each read was a statement,
+    /// and on PostgreSQL a round trip; an operation asked for them four
+    /// or five times.
+    marks: std::sync::Mutex<Option<(i64, i64)>>,
     /// The log numbers of the events the last commit wrote, in order.
     last_event_seqs: Vec<i64>,
 }
@@ -256,6 +262,7 @@ impl Store {
         Ok(Store {
             db,
             in_tx: false,
+            marks: std::sync::Mutex::new(None),
             last_event_seqs: Vec::new(),
         })
     }
@@ -287,8 +294,39 @@ impl Store {
     /// that no longer exist must start over (a sync only adds and updates).
     /// 0 on a ledger that never deleted one.
     pub fn generation(&self) -> Result<i64> {
-        let v = self.meta_value("generation")?;
-        Ok(v.map(|v| v.parse()).transpose()?.unwrap_or(0))
+        Ok(self.marks()?.1)
+    }
+
+    /// (version, generation): kept for the transaction under way, read
+    /// afresh outside one.
+    fn marks(&self) -> Result<(i64, i64)> {
+        if self.in_tx
+            && let Some(m) = *self.marks.lock().expect("marks lock")
+        {
+            return Ok(m);
+        }
+        let (mut version, mut generation) = (None, 0);
+        for (key, value) in self.db.meta(&["version", "generation"])? {
+            if key == "version" {
+                version = Some(value.parse()?);
+            } else {
+                generation = value.parse()?;
+            }
+        }
+        let marks = (
+            version.context("the ledger has no version mark")?,
+            generation,
+        );
+        if self.in_tx {
+            *self.marks.lock().expect("marks lock") = Some(marks);
+        }
+        Ok(marks)
+    }
+
+    /// Marks the transaction under way as ended.
+    fn ended(&mut self) {
+        self.in_tx = false;
+        *self.marks.lock().expect("marks lock") = None;
     }
 
     /// Deletes entry `id` for good and logs why; the event keeps only the
@@ -314,6 +352,9 @@ impl Store {
             self.db.remove(id, &texts)?;
             let generation = self.generation()? + 1;
             self.db.put_meta("generation", &generation.to_string())?;
+            if let Some(m) = self.marks.lock().expect("marks lock").as_mut() {
+                m.1 = generation;
+            }
             let event = Event::new(
                 now,
                 silt_core::ledger::events::EventKind::Forgotten,
@@ -395,7 +436,7 @@ impl Store {
         match out {
             Ok(true) => {
                 let done = self.db.commit();
-                self.in_tx = false;
+                self.ended();
                 done.map(|()| true)
             }
             other => {
@@ -415,10 +456,7 @@ impl Store {
 
     /// The change counter: bumped by every committed write.
     pub fn version(&self) -> Result<i64> {
-        let v = self
-            .meta_value("version")?
-            .context("the ledger has no version mark")?;
-        Ok(v.parse()?)
+        Ok(self.marks()?.0)
     }
 
     fn begin(&mut self, how: Begin) -> Result<()> {
@@ -427,6 +465,7 @@ impl Store {
             self.rollback();
         }
         self.db.begin(how)?;
+        *self.marks.lock().expect("marks lock") = None;
         self.in_tx = true;
         Ok(())
     }
@@ -522,7 +561,7 @@ impl Store {
         if done.is_err() {
             self.rollback();
         }
-        self.in_tx = false;
+        self.ended();
         done.map(|()| version)
     }
 
@@ -540,7 +579,7 @@ impl Store {
     pub fn rollback(&mut self) {
         if self.in_tx {
             self.db.rollback();
-            self.in_tx = false;
+            self.ended();
         }
     }
 
@@ -677,7 +716,7 @@ impl Store {
                 target.db.put_meta(key, value)?;
             }
             let done = target.db.commit();
-            target.in_tx = false;
+            target.ended();
             done
         })();
         if let Err(e) = wrote {
