@@ -331,6 +331,16 @@ fn an_unreachable_server_is_an_error_naming_the_host() {
     }
     let left: Vec<_> = walk(data.path());
     assert!(left.is_empty(), "a local ledger was made: {left:?}");
+    // a URL of another kind is not taken for a file name
+    let (ok, _, stderr) = silt(
+        &[
+            ("SILT_LEDGER_URL", "mysql://silt@127.0.0.1/team"),
+            ("XDG_DATA_HOME", &data_home),
+        ],
+        &["ledger", "--json", "stats"],
+    );
+    assert!(!ok && stderr.contains("postgres:// URL"), "{stderr}");
+    assert!(walk(data.path()).is_empty());
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -403,4 +413,60 @@ fn the_demo_on_postgres_matches_the_embedded_default() {
         ),
         0
     );
+}
+
+/// A write that cannot get the ledger's lock in time fails with a clear
+/// error, and the server's connection is usable again once the lock is
+/// free: the failed BEGIN left no aborted transaction behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lock_wait_that_times_out_leaves_the_connection_usable() {
+    let db = database();
+    let home = tempfile::tempdir().unwrap();
+    // statements give up after 300 ms, so the lock wait below does
+    let url = format!("{}?options=-c%20statement_timeout%3D300", db.url);
+    let client = silt_e2e::mcp::serve(
+        home.path(),
+        home.path(),
+        &[("SILT_LEDGER_URL", &url), ("SILT_SLEEP_PRESSURE", "0")],
+    )
+    .await;
+    let capture = |n: u32| {
+        let args = json!({"when": format!("step {n} of the release"), "prefer": "tag it first"});
+        CallToolRequestParams::new("sediment_capture")
+            .with_arguments(args.as_object().unwrap().clone())
+    };
+    let first = silt_e2e::mcp::json_of(&client.call_tool(capture(1)).await.unwrap());
+    assert_eq!(first["ok"], true, "{first}");
+    // another session holds the ledger's lock (the key the store takes)
+    let (hold, release) = std::sync::mpsc::channel::<()>();
+    let (held, is_held) = std::sync::mpsc::channel::<()>();
+    let holder_url = db.url.clone();
+    let holder = std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&holder_url, postgres::NoTls).unwrap();
+        c.batch_execute(
+            "SELECT pg_advisory_lock(hashtext('silt-ledger:' || coalesce(current_schema(), '')))",
+        )
+        .unwrap();
+        held.send(()).unwrap();
+        let _ = release.recv();
+    });
+    is_held.recv().unwrap();
+    let blocked: Value = serde_json::from_str(&silt_e2e::mcp::text_of(
+        &client.call_tool(capture(2)).await.unwrap(),
+    ))
+    .unwrap();
+    assert_eq!(blocked["ok"], false, "{blocked}");
+    assert!(
+        blocked["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("statement timeout"),
+        "{blocked}"
+    );
+    hold.send(()).unwrap();
+    holder.join().unwrap();
+    let third = silt_e2e::mcp::json_of(&client.call_tool(capture(3)).await.unwrap());
+    assert_eq!(third["ok"], true, "{third}");
+    client.cancel().await.unwrap();
+    assert_eq!(count(&db.url, "SELECT COUNT(*) FROM entries"), 2);
 }

@@ -255,6 +255,14 @@ impl Store {
     /// error, not a new ledger somewhere. A database that cannot be
     /// reached is an error naming the host, never a local file instead.
     pub fn open(path: &Path) -> Result<Store> {
+        if let Some((scheme, _)) = path.to_str().and_then(|p| p.split_once("://"))
+            && matches!(Location::of(path), Location::File(_))
+        {
+            bail!(
+                "a ledger is a file path or a postgres:// URL; silt cannot keep one at a \
+                 {scheme}:// URL"
+            );
+        }
         let db: Box<dyn Backend> = match Location::of(path) {
             Location::File(p) => Box::new(sqlite::SqliteDb::open(p)?),
             Location::Postgres(url) => Box::new(postgres::PgDb::open(url)?),

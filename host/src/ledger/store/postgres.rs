@@ -440,9 +440,18 @@ impl Backend for PgDb {
             Begin::Counters => format!("BEGIN; SET LOCAL synchronous_commit TO off; {LOCK}"),
             Begin::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_string(),
         };
-        let (_, epoch) = self.link.run(None, move |c| c.batch(&sql))?;
-        self.tx = Some(epoch);
-        Ok(())
+        match self.link.run(None, move |c| c.batch(&sql)) {
+            Ok((_, epoch)) => {
+                self.tx = Some(epoch);
+                Ok(())
+            }
+            Err(e) => {
+                // a BEGIN whose lock wait failed leaves an aborted
+                // transaction open on the connection: end it
+                let _ = self.link.run(None, |c| c.batch("ROLLBACK"));
+                Err(e)
+            }
+        }
     }
 
     fn commit(&mut self) -> Result<()> {
