@@ -14,29 +14,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
-use sha2::{Digest, Sha256};
-
-/// How a judge's cosines read (what `silt:embed` reports beside vectors).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Calibration {
-    pub same_above: f64,
-    pub related_above: f64,
-    pub unrelated_below: f64,
-}
-
-/// Vectors waiting to be written: (model, text sha256, little-endian f32s).
-#[derive(Debug, Default)]
-pub struct Pending {
-    pub rows: Vec<(String, [u8; 32], Vec<u8>)>,
-    pub models: Vec<(String, Calibration)>,
-}
-
-impl Pending {
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty() && self.models.is_empty()
-    }
-}
+use super::store::VectorReader as Reader;
+use super::store::vector_rows::Stored;
+pub use super::store::vector_rows::{Calibration, Pending, text_key};
 
 /// Reads stored vectors; holds new ones until they are saved.
 pub struct VectorStore {
@@ -49,11 +29,6 @@ pub struct VectorStore {
     /// The keys of every lesson text this process has seen: only these are
     /// written, never a recall's context (a task, not a lesson).
     lesson_texts: Mutex<std::collections::HashSet<[u8; 32]>>,
-}
-
-/// The key of a text.
-pub fn text_key(text: &str) -> [u8; 32] {
-    Sha256::digest(text.as_bytes()).into()
 }
 
 fn encode(v: &[f32]) -> Vec<u8> {
@@ -69,69 +44,6 @@ fn decode(b: &[u8]) -> Option<Vec<f32>> {
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect(),
     )
-}
-
-/// A connection of the store's own for reading vectors (see the module's
-/// notes): SQLite's readers never wait for a writer, PostgreSQL's neither.
-enum Reader {
-    Sqlite(Connection),
-    Postgres(crate::ledger::store::PgLink),
-}
-
-/// What the store holds for some texts: the model's calibration and the
-/// vectors found, by key.
-pub type Stored = (Option<Calibration>, HashMap<Vec<u8>, Vec<u8>>);
-
-impl Reader {
-    fn open(path: &Path) -> anyhow::Result<Reader> {
-        Ok(match crate::ledger::store::Location::of(path) {
-            crate::ledger::store::Location::File(p) => {
-                let c = Connection::open_with_flags(
-                    p,
-                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                )?;
-                c.busy_timeout(std::time::Duration::from_secs(10))?;
-                Reader::Sqlite(c)
-            }
-            crate::ledger::store::Location::Postgres(url) => {
-                Reader::Postgres(crate::ledger::store::PgLink::connect(url)?)
-            }
-        })
-    }
-
-    fn read(&self, model: &str, keys: Vec<Vec<u8>>) -> anyhow::Result<Stored> {
-        match self {
-            Reader::Postgres(link) => link.vectors(model, keys),
-            Reader::Sqlite(c) => {
-                let calibration = c
-                    .query_row(
-                        "SELECT same_above, related_above, unrelated_below FROM vector_models WHERE model = ?1",
-                        params![model],
-                        |r| {
-                            Ok(Calibration {
-                                same_above: r.get(0)?,
-                                related_above: r.get(1)?,
-                                unrelated_below: r.get(2)?,
-                            })
-                        },
-                    )
-                    .optional()?;
-                let mut q = c.prepare_cached(
-                    "SELECT data FROM vectors WHERE model = ?1 AND text_sha256 = ?2",
-                )?;
-                let mut found = HashMap::new();
-                for key in keys {
-                    let data: Option<Vec<u8>> = q
-                        .query_row(params![model, &key[..]], |r| r.get(0))
-                        .optional()?;
-                    if let Some(d) = data {
-                        found.insert(key, d);
-                    }
-                }
-                Ok((calibration, found))
-            }
-        }
-    }
 }
 
 impl VectorStore {

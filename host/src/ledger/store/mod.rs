@@ -16,10 +16,12 @@
 
 mod postgres;
 mod sqlite;
+pub mod vector_rows;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use rusqlite::OptionalExtension;
 use silt_core::ledger::Entry;
 use silt_core::ledger::events::Event;
 
@@ -166,7 +168,7 @@ trait Backend: Send {
     fn touched_after(&self, seq: i64, id: &str) -> Result<bool>;
     fn daily_events(&self, days: usize) -> Result<Vec<(i64, String, i64, i64)>>;
     fn event_counts(&self) -> Result<Vec<(String, i64)>>;
-    fn save_vectors(&mut self, pending: &super::vectors::Pending) -> Result<()>;
+    fn save_vectors(&mut self, pending: &vector_rows::Pending) -> Result<()>;
     fn counts(&self) -> Result<Counts>;
     /// Everything but `meta` (read inside a read transaction).
     fn dump(&self) -> Result<Dump>;
@@ -289,7 +291,7 @@ impl Store {
     }
 
     /// Writes vectors a judge gave (inside the transaction under way).
-    pub fn save_vectors(&mut self, pending: &super::vectors::Pending) -> Result<()> {
+    pub fn save_vectors(&mut self, pending: &vector_rows::Pending) -> Result<()> {
         if pending.is_empty() {
             return Ok(());
         }
@@ -352,7 +354,7 @@ impl Store {
             let texts: Vec<[u8; 32]> = entry
                 .iter()
                 .flat_map(|e| [&e.when, &e.prefer])
-                .map(|t| super::vectors::text_key(t))
+                .map(|t| vector_rows::text_key(t))
                 .collect();
             let active = entry
                 .as_ref()
@@ -742,6 +744,64 @@ impl Store {
 impl Drop for Store {
     fn drop(&mut self) {
         self.rollback();
+    }
+}
+
+/// A connection of the store's own for reading vectors (see the module's
+/// notes): SQLite's readers never wait for a writer, PostgreSQL's neither.
+pub enum VectorReader {
+    Sqlite(rusqlite::Connection),
+    Postgres(PgLink),
+}
+
+impl VectorReader {
+    pub fn open(path: &Path) -> anyhow::Result<VectorReader> {
+        Ok(match Location::of(path) {
+            Location::File(p) => {
+                let c = rusqlite::Connection::open_with_flags(
+                    p,
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                c.busy_timeout(std::time::Duration::from_secs(10))?;
+                VectorReader::Sqlite(c)
+            }
+            Location::Postgres(url) => VectorReader::Postgres(PgLink::connect(url)?),
+        })
+    }
+
+    pub fn read(&self, model: &str, keys: Vec<Vec<u8>>) -> anyhow::Result<vector_rows::Stored> {
+        match self {
+            VectorReader::Postgres(link) => link.vectors(model, keys),
+            VectorReader::Sqlite(c) => {
+                let calibration = c
+                    .query_row(
+                        "SELECT same_above, related_above, unrelated_below FROM vector_models WHERE model = ?1",
+                        rusqlite::params![model],
+                        |r| {
+                            Ok(vector_rows::Calibration {
+                                same_above: r.get(0)?,
+                                related_above: r.get(1)?,
+                                unrelated_below: r.get(2)?,
+                            })
+                        },
+                    )
+                    .optional()?;
+                let mut q = c.prepare_cached(
+                    "SELECT data FROM vectors WHERE model = ?1 AND text_sha256 = ?2",
+                )?;
+                let mut found = std::collections::HashMap::new();
+                for key in keys {
+                    let data: Option<Vec<u8>> = q
+                        .query_row(rusqlite::params![model, &key[..]], |r| r.get(0))
+                        .optional()?;
+                    if let Some(d) = data {
+                        found.insert(key, d);
+                    }
+                }
+                Ok((calibration, found))
+            }
+        }
     }
 }
 

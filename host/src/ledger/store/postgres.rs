@@ -29,8 +29,8 @@ use anyhow::{Context, Result, anyhow};
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Statement};
 
+use super::vector_rows::{Calibration, Pending, Stored};
 use super::{Backend, Begin, Counts, Dump, EventRow, SCHEMA};
-use crate::ledger::vectors::{Calibration, Pending, Stored};
 
 /// The schema, one numbered step at a time; a step is never edited once
 /// released (a new one is added).
@@ -257,7 +257,7 @@ impl PgLink {
     }
 
     /// The vectors stored for `keys` under `model`, and the model's
-    /// calibration (for [`crate::ledger::vectors::VectorStore`]).
+    /// calibration (for the ledger's vector cache).
     pub fn vectors(&self, model: &str, keys: Vec<Vec<u8>>) -> Result<Stored> {
         let model = model.to_string();
         let (out, _) = self.run(None, move |c| {

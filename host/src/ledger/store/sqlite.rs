@@ -257,7 +257,7 @@ impl Backend for SqliteDb {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    fn save_vectors(&mut self, pending: &crate::ledger::vectors::Pending) -> Result<()> {
+    fn save_vectors(&mut self, pending: &super::vector_rows::Pending) -> Result<()> {
         let mut model = self
             .conn
             .prepare_cached("INSERT OR REPLACE INTO vector_models VALUES (?1, ?2, ?3, ?4)")?;
