@@ -25,7 +25,8 @@ impl App {
     }
 
     pub fn with_config(config: Config, compile_cache: bool) -> Result<App> {
-        let registry = Registry::discover(&config.plugin_dirs())?;
+        let trust = crate::plugins::signature::Trust::from_config(&config.plugins.trusted_keys)?;
+        let registry = Registry::discover(&config.plugin_dirs(), &trust)?;
         for problem in &registry.problems {
             tracing::warn!("plugin skipped: {problem}");
         }

@@ -29,6 +29,10 @@ pub struct PluginsConfig {
     /// `plugin.toml`), after `$SILT_PLUGIN_PATH` and before the default.
     #[serde(default)]
     pub dirs: Vec<PathBuf>,
+    /// Public keys (`ed25519:<hex>`) whose signatures you trust. When any
+    /// is listed, every third-party plugin must be signed by one of them.
+    #[serde(default)]
+    pub trusted_keys: Vec<String>,
 }
 
 /// The `[ledger]` table.
@@ -263,6 +267,14 @@ impl Config {
         dirs.extend(self.plugins.dirs.iter().cloned());
         dirs.extend(dirs::data_dir().map(|d| d.join("silt").join("plugins")));
         dirs
+    }
+
+    /// Where `silt plugins add` installs: the first plugin folder searched.
+    pub fn install_dir(&self) -> PathBuf {
+        self.plugin_dirs()
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| PathBuf::from("silt-plugins"))
     }
 
     /// The HTTP server's token file: `$SILT_HTTP_TOKEN_FILE`, the

@@ -57,12 +57,43 @@ pub fn install_hostile(plugins: &Path, name: &str, grants: &str, limits: &str) {
     std::fs::write(dir.join("plugin.toml"), manifest).unwrap();
 }
 
+/// The folder where `.ci/example-plugins` built the judges written in
+/// Python and JavaScript (examples/judge-*): one folder per plugin, its
+/// manifest beside its component. The tests that load them fail without
+/// it rather than skip.
+pub fn example_plugins() -> PathBuf {
+    let dir = std::env::var_os("SILT_EXAMPLE_PLUGINS")
+        .map(PathBuf::from)
+        .expect(
+            "SILT_EXAMPLE_PLUGINS is not set: build the examples with \
+         `export SILT_EXAMPLE_PLUGINS=$(.ci/example-plugins)` (as .ci/run does)",
+        );
+    assert!(
+        dir.is_dir(),
+        "SILT_EXAMPLE_PLUGINS={} is not a folder",
+        dir.display()
+    );
+    dir
+}
+
+/// Copies example plugin `name` (see [`example_plugins`]) into `plugins`.
+pub fn install_example(plugins: &Path, name: &str) {
+    let from = example_plugins().join(name);
+    let to = plugins.join(name);
+    std::fs::create_dir_all(&to).unwrap();
+    for file in ["plugin.toml", &format!("{name}.wasm")] {
+        std::fs::copy(from.join(file), to.join(file))
+            .unwrap_or_else(|e| panic!("{}: {e}", from.join(file).display()));
+    }
+}
+
 /// A runtime that sees the plugins under `plugins` (and the built-ins),
 /// with no compile cache.
 pub fn app_with_plugins(plugins: &Path) -> App {
     let config = Config {
         plugins: silt::config::PluginsConfig {
             dirs: vec![plugins.to_path_buf()],
+            ..Default::default()
         },
         // every call reaches the judge under test
         answer_cache: Some(false),

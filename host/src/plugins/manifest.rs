@@ -175,6 +175,36 @@ const BROAD_FOLDERS: [&str; 8] = [
 ];
 
 /// Words in an environment variable's name that mark it as a secret.
+/// Programs that run whatever code they are given: a plugin granted one
+/// through exec can do anything the user can, so its grant is shown as
+/// full power rather than as one more program.
+const INTERPRETERS: [&str; 24] = [
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "fish",
+    "ksh",
+    "csh",
+    "busybox",
+    "env",
+    "python",
+    "python3",
+    "node",
+    "deno",
+    "bun",
+    "npx",
+    "uvx",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "pwsh",
+    "powershell",
+    "cmd",
+    "osascript",
+];
+
 const SECRET_WORDS: [&str; 7] = [
     "KEY",
     "TOKEN",
@@ -231,10 +261,19 @@ impl Manifest {
 
     /// Reads `plugin.toml` from `dir`.
     pub fn load(dir: &Path) -> Result<Manifest> {
+        Ok(Manifest::load_with_digest(dir)?.0)
+    }
+
+    /// Reads `plugin.toml` from `dir`, with the digest of the bytes read
+    /// (what a lock file and a signature pin).
+    pub fn load_with_digest(dir: &Path) -> Result<(Manifest, String)> {
         let path = dir.join("plugin.toml");
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        Manifest::parse(&text, &path.display().to_string())
+        let bytes =
+            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let text = std::str::from_utf8(&bytes)
+            .with_context(|| format!("{} is not UTF-8", path.display()))?;
+        let manifest = Manifest::parse(text, &path.display().to_string())?;
+        Ok((manifest, super::lock::digest(&bytes)))
     }
 
     fn check(&self) -> Result<()> {
@@ -376,13 +415,28 @@ impl Manifest {
             }
         }
         for program in g.exec.keys() {
-            out.push(format!("runs {program} with your rights"));
+            if is_interpreter(program) {
+                out.push(format!(
+                    "FULL POWER: runs {program}, an interpreter, so it can run any code as you"
+                ));
+            } else {
+                out.push(format!("runs {program} with your rights"));
+            }
         }
         if g.http.iter().any(|h| h.starts_with("env:")) {
             out.push("reaches whatever server its granted variable names".into());
         }
         out
     }
+}
+
+/// Whether `program` (a name looked up on PATH, maybe with a version
+/// suffix such as python3.12 or a .exe) is one of [`INTERPRETERS`].
+fn is_interpreter(program: &str) -> bool {
+    let base = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    let base = base.strip_suffix(".exe").unwrap_or(base);
+    let stem = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    INTERPRETERS.contains(&base) || INTERPRETERS.contains(&stem)
 }
 
 #[cfg(test)]
@@ -606,6 +660,19 @@ mod tests {
         assert!(broad[2].contains("OPENAI_API_KEY"));
         assert!(broad[3].contains("GH_TOKEN"));
         assert!(broad[4].contains("runs curl"));
+        assert!(!broad[4].contains("FULL POWER"));
+        for interpreter in ["sh", "python3.12", "node", "bash.exe"] {
+            let m = Manifest::parse(
+                &format!("{base}[grants.exec]\n\"{interpreter}\" = {{}}\n"),
+                "t",
+            )
+            .unwrap();
+            let broad = m.broad_grants();
+            assert!(
+                broad[0].starts_with("FULL POWER"),
+                "{interpreter}: {broad:?}"
+            );
+        }
         for (name, text) in [
             ("lexical", include_str!("../../builtin/lexical.toml")),
             ("embedding", include_str!("../../builtin/embedding.toml")),

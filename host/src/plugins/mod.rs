@@ -1,5 +1,9 @@
-//! Plugins: their manifests and where they are found.
+//! Plugins: their manifests, where they are found, and how an install is
+//! fetched, pinned and signed.
 
 pub mod compose;
+pub mod install;
+pub mod lock;
 pub mod manifest;
 pub mod registry;
+pub mod signature;

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
+use super::lock::{self, LockFile, Pin};
 use super::manifest::Manifest;
+use super::signature::{SignatureFile, Signed, Trust};
 
 /// Built-in plugins: (manifest, component bytes).
 const BUILTINS: &[(&str, &[u8])] = &[
@@ -75,16 +77,92 @@ pub enum Source {
 pub struct Entry {
     pub manifest: Arc<Manifest>,
     pub source: Source,
+    /// What every load of a plugin from a folder checks its files against.
+    pub checks: Option<Arc<Checks>>,
+}
+
+/// A folder plugin's pin, signature and the keys trusted to sign it.
+#[derive(Debug)]
+pub struct Checks {
+    /// Digest of its `plugin.toml` as read (the grants in force).
+    pub manifest_digest: String,
+    /// The lock file that pins it and the pin, when it was installed by
+    /// `silt plugins add`; None for a folder put there by hand.
+    pub pin: Option<(PathBuf, Pin)>,
+    pub signature: Option<SignatureFile>,
+    pub trust: Arc<Trust>,
+}
+
+/// What a load found a folder plugin to be.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    pub component_digest: String,
+    pub manifest_digest: String,
+    pub signer: Option<Signed>,
+    /// Whether a lock file pins it (and it matched).
+    pub pinned: bool,
+}
+
+impl Checks {
+    /// Checks a component's bytes (and the manifest read at discovery)
+    /// against the pin and the signature.
+    pub fn verify(&self, name: &str, bytes: &[u8]) -> Result<Verified> {
+        let component_digest = lock::digest(bytes);
+        if let Some((lock_file, pin)) = &self.pin {
+            for (what, pinned, found) in [
+                ("component", &pin.component, &component_digest),
+                (
+                    "manifest (plugin.toml)",
+                    &pin.manifest,
+                    &self.manifest_digest,
+                ),
+            ] {
+                if pinned != found {
+                    anyhow::bail!(
+                        "plugin '{name}' refused: its {what} is not the one installed ({} pins \
+                         {pinned}, the file is {found}); install it again with `silt plugins \
+                         update {name}` (from {}) or remove it with `silt plugins remove {name}`",
+                        lock_file.display(),
+                        pin.source
+                    );
+                }
+            }
+        }
+        let signer = self.trust.check(
+            name,
+            self.signature.as_ref(),
+            &component_digest,
+            &self.manifest_digest,
+        )?;
+        Ok(Verified {
+            component_digest,
+            manifest_digest: self.manifest_digest.clone(),
+            signer,
+            pinned: self.pin.is_some(),
+        })
+    }
 }
 
 impl Entry {
-    /// The component's bytes.
+    /// The component's bytes, checked against the plugin's pin and
+    /// signature when it comes from a folder.
     pub fn bytes(&self) -> Result<Cow<'static, [u8]>> {
+        Ok(self.verified_bytes()?.0)
+    }
+
+    /// [`Entry::bytes`] and what the checks found (None for a built-in).
+    pub fn verified_bytes(&self) -> Result<(Cow<'static, [u8]>, Option<Verified>)> {
         match &self.source {
-            Source::Builtin(b) => Ok(Cow::Borrowed(b)),
-            Source::File(path) => std::fs::read(path)
-                .map(Cow::Owned)
-                .with_context(|| format!("cannot read component {}", path.display())),
+            Source::Builtin(b) => Ok((Cow::Borrowed(b), None)),
+            Source::File(path) => {
+                let bytes = std::fs::read(path)
+                    .with_context(|| format!("cannot read component {}", path.display()))?;
+                let verified = match &self.checks {
+                    Some(c) => Some(c.verify(&self.manifest.plugin.name, &bytes)?),
+                    None => None,
+                };
+                Ok((Cow::Owned(bytes), verified))
+            }
         }
     }
 
@@ -115,8 +193,10 @@ pub struct Registry {
 
 impl Registry {
     /// The built-ins plus the plugins under `dirs` (first found wins; a
-    /// plugin may not take a built-in's name).
-    pub fn discover(dirs: &[PathBuf]) -> Result<Registry> {
+    /// plugin may not take a built-in's name), checked on every load
+    /// against each folder's `plugins.lock` and the keys in `trust`.
+    pub fn discover(dirs: &[PathBuf], trust: &Trust) -> Result<Registry> {
+        let trust = Arc::new(trust.clone());
         let mut registry = Registry::default();
         for (manifest, bytes) in BUILTINS {
             let manifest = Manifest::parse(manifest, "built-in manifest")?;
@@ -125,6 +205,7 @@ impl Registry {
                 Entry {
                     manifest: Arc::new(manifest),
                     source: Source::Builtin(bytes),
+                    checks: None,
                 },
             );
         }
@@ -132,25 +213,51 @@ impl Registry {
             let Ok(children) = std::fs::read_dir(dir) else {
                 continue;
             };
+            // unreadable pins would let every plugin here load unchecked
+            let lock = match LockFile::read(dir) {
+                Ok(l) => l,
+                Err(e) => {
+                    registry.problems.push(format!("{}: {e:#}", dir.display()));
+                    continue;
+                }
+            };
+            let lock_file = dir.join(lock::LOCK_FILE);
             let mut children: Vec<PathBuf> = children.flatten().map(|e| e.path()).collect();
             children.sort();
+            let mut seen = Vec::new();
             for child in children
                 .into_iter()
                 .filter(|c| c.join("plugin.toml").is_file())
             {
-                if let Err(e) = registry.add_dir(&child) {
-                    registry
+                match registry.add_dir(&child, &lock, &lock_file, &trust) {
+                    Ok(name) => seen.push(name),
+                    Err(e) => registry
                         .problems
-                        .push(format!("{}: {e:#}", child.display()));
+                        .push(format!("{}: {e:#}", child.display())),
                 }
+            }
+            for name in lock.plugins.keys().filter(|n| !seen.contains(n)) {
+                registry.problems.push(format!(
+                    "{}: pins plugin '{name}', whose folder is missing or broken; add it again \
+                     with `silt plugins update {name}` or drop the pin with `silt plugins \
+                     remove {name}`",
+                    lock_file.display()
+                ));
             }
         }
         Ok(registry)
     }
 
-    /// Adds the plugin in folder `dir`.
-    pub fn add_dir(&mut self, dir: &Path) -> Result<()> {
-        let manifest = Manifest::load(dir)?;
+    /// Adds the plugin in folder `dir`, pinned by `lock` (read from
+    /// `lock_file`) when it names it; returns its name.
+    fn add_dir(
+        &mut self,
+        dir: &Path,
+        lock: &LockFile,
+        lock_file: &Path,
+        trust: &Arc<Trust>,
+    ) -> Result<String> {
+        let (manifest, manifest_digest) = Manifest::load_with_digest(dir)?;
         let name = manifest.plugin.name.clone();
         if let Some(existing) = self.entries.get(&name) {
             anyhow::bail!(
@@ -167,14 +274,24 @@ impl Registry {
         if !path.is_file() {
             anyhow::bail!("its component {} does not exist", path.display());
         }
+        let checks = Checks {
+            manifest_digest,
+            pin: lock
+                .plugins
+                .get(&name)
+                .map(|p| (lock_file.to_path_buf(), p.clone())),
+            signature: SignatureFile::read(dir)?,
+            trust: trust.clone(),
+        };
         self.entries.insert(
-            name,
+            name.clone(),
             Entry {
                 manifest: Arc::new(manifest),
                 source: Source::File(path),
+                checks: Some(Arc::new(checks)),
             },
         );
-        Ok(())
+        Ok(name)
     }
 
     pub fn get(&self, name: &str) -> Result<&Entry, UnknownPlugin> {

@@ -310,7 +310,7 @@ mod tests {
             "ledger" => "ledger-engine",
             other => panic!("built-in '{other}' has no sandbox world here: add it"),
         };
-        let registry = Registry::discover(&[]).unwrap();
+        let registry = Registry::discover(&[], &Default::default()).unwrap();
         let mut seen = 0;
         for entry in registry.entries() {
             let name = &entry.manifest.plugin.name;

@@ -17,6 +17,8 @@ mod mcp_sediment;
 mod mcp_stdio;
 mod module_cycles;
 mod openai_judge;
+mod plugin_distribution;
+mod plugin_languages;
 mod postgres_ledger;
 mod python_sdk;
 mod runtime;

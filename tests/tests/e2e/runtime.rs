@@ -99,6 +99,7 @@ async fn the_config_picks_the_judge_and_a_call_overrides_it() {
     let mut config = Config {
         plugins: PluginsConfig {
             dirs: vec![plugins.path().to_path_buf()],
+            ..Default::default()
         },
         ..Config::default()
     };
@@ -131,6 +132,7 @@ async fn a_judge_without_relate_serves_all_but_the_sleep_pass() {
     let config = Config {
         plugins: PluginsConfig {
             dirs: vec![plugins.path().to_path_buf()],
+            ..Default::default()
         },
         ..Config::default()
     };

@@ -1,0 +1,559 @@
+//! Installing plugins: fetching one from a folder, an http(s) URL or an
+//! OCI registry into a staging folder beside the installed ones, checking
+//! it, and moving it into place with its pin in `plugins.lock`; and
+//! publishing a plugin folder to a registry.
+//!
+//! A plugin travels as three files whatever the road: its manifest
+//! (`plugin.toml`, byte for byte, since its digest is pinned and signed),
+//! its component and, when signed, `plugin.sig`. In a registry they are
+//! the layers of one OCI image manifest (see [`media`]).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use oci_client::Reference;
+
+use super::lock::{self, LockFile, Pin};
+use super::manifest::Manifest;
+use super::signature::{SIGNATURE_FILE, SignatureFile, Signed, Trust};
+
+/// The media types of a plugin in an OCI registry: an image manifest
+/// whose config says "wasm" as the CNCF wasm artifact layout does, with
+/// the component as an `application/wasm` layer and silt's two files as
+/// layers of their own.
+pub mod media {
+    pub const CONFIG: &str = "application/vnd.wasm.config.v0+json";
+    pub const COMPONENT: &str = "application/wasm";
+    pub const MANIFEST: &str = "application/vnd.silt.plugin.manifest.v1+toml";
+    pub const SIGNATURE: &str = "application/vnd.silt.plugin.signature.v1+toml";
+}
+
+/// The largest component accepted (a language runtime inside a component
+/// is tens of MB; a model belongs in `silt models`, not in the plugin).
+const MAX_COMPONENT: u64 = 256 << 20;
+/// The largest manifest or signature file.
+const MAX_TEXT: u64 = 1 << 20;
+
+/// Where a plugin comes from.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    Folder(PathBuf),
+    /// The URL of its `plugin.toml`; the component and `plugin.sig` are
+    /// fetched from beside it.
+    Url(url::Url),
+    Oci(Reference),
+}
+
+impl Origin {
+    /// Reads a source as `silt plugins add` takes it: a folder, an
+    /// `https://` URL of a `plugin.toml` (`http://` on loopback only), or
+    /// an OCI reference (`oci://host/repo:tag`, `host/repo@sha256:…`).
+    pub fn parse(text: &str) -> Result<Origin> {
+        if let Some(rest) = text.strip_prefix("oci://") {
+            return oci_reference(rest).map(Origin::Oci);
+        }
+        if text.starts_with("https://") || text.starts_with("http://") {
+            let url = url::Url::parse(text).with_context(|| format!("'{text}' is not a URL"))?;
+            if url.scheme() == "http" && !is_loopback(url.host_str().unwrap_or("")) {
+                bail!(
+                    "{text}: plain http is accepted on loopback only (anyone on the way could \
+                     swap the plugin); use https"
+                );
+            }
+            return Ok(Origin::Url(url));
+        }
+        let path = Path::new(text);
+        if path.exists() {
+            let dir = path
+                .canonicalize()
+                .with_context(|| format!("cannot read {text}"))?;
+            if !dir.join("plugin.toml").is_file() {
+                bail!(
+                    "{} has no plugin.toml: a plugin folder holds its manifest and component",
+                    dir.display()
+                );
+            }
+            return Ok(Origin::Folder(dir));
+        }
+        let first = text.split('/').next().unwrap_or("");
+        if text.contains('/')
+            && (first.contains('.') || first.contains(':') || first == "localhost")
+        {
+            return oci_reference(text).map(Origin::Oci);
+        }
+        bail!(
+            "'{text}' is neither a folder, an http(s) URL of a plugin.toml, nor an OCI reference \
+             (oci://host/repo:tag or host/repo@sha256:…)"
+        )
+    }
+
+    /// The source as the lock file records it, to fetch again.
+    pub fn text(&self) -> String {
+        match self {
+            Origin::Folder(p) => p.display().to_string(),
+            Origin::Url(u) => u.to_string(),
+            Origin::Oci(r) => format!("oci://{}", r.whole()),
+        }
+    }
+}
+
+fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn oci_reference(text: &str) -> Result<Reference> {
+    let reference: Reference = text.parse().with_context(|| {
+        format!("'{text}' is not an OCI reference: write host/repository:tag or host/repository@sha256:…")
+    })?;
+    // a name without a registry would silently mean Docker Hub
+    let first = text.split('/').next().unwrap_or("");
+    if !(first.contains('.') || first.contains(':') || first == "localhost") || !text.contains('/')
+    {
+        bail!("'{text}' names no registry: write it in full, host[:port]/repository:tag");
+    }
+    Ok(reference)
+}
+
+/// A plugin fetched into a staging folder, not yet installed.
+pub struct Staged {
+    pub dir: tempfile::TempDir,
+    pub manifest: Manifest,
+    pub manifest_digest: String,
+    pub component_digest: String,
+    pub component_size: u64,
+    pub signature: Option<SignatureFile>,
+    /// The OCI manifest digest the reference resolved to.
+    pub resolved: Option<String>,
+    pub source: String,
+}
+
+/// The three files of a plugin as fetched.
+struct Files {
+    manifest: Vec<u8>,
+    component: Vec<u8>,
+    signature: Option<Vec<u8>>,
+    resolved: Option<String>,
+}
+
+/// Fetches the plugin at `origin` into a staging folder in `install_dir`
+/// (so moving it into place is one rename) and reads what it is.
+pub async fn fetch(origin: &Origin, install_dir: &Path) -> Result<Staged> {
+    std::fs::create_dir_all(install_dir)
+        .with_context(|| format!("cannot create {}", install_dir.display()))?;
+    let files = match origin {
+        Origin::Folder(dir) => from_folder(dir)?,
+        Origin::Url(url) => from_url(url).await?,
+        Origin::Oci(reference) => from_registry(reference).await?,
+    };
+    let label = format!("plugin.toml from {}", origin.text());
+    let text =
+        std::str::from_utf8(&files.manifest).with_context(|| format!("{label} is not UTF-8"))?;
+    let manifest = Manifest::parse(text, &label)?;
+    let component_file = component_file(&manifest)?;
+    let dir = tempfile::Builder::new()
+        .prefix(".staging-")
+        .tempdir_in(install_dir)?;
+    std::fs::write(dir.path().join("plugin.toml"), &files.manifest)?;
+    std::fs::write(dir.path().join(&component_file), &files.component)?;
+    let signature = match &files.signature {
+        Some(bytes) => {
+            std::fs::write(dir.path().join(SIGNATURE_FILE), bytes)?;
+            SignatureFile::read(dir.path())?
+        }
+        None => None,
+    };
+    Ok(Staged {
+        manifest_digest: lock::digest(&files.manifest),
+        component_digest: lock::digest(&files.component),
+        component_size: files.component.len() as u64,
+        manifest,
+        signature,
+        resolved: files.resolved,
+        source: origin.text(),
+        dir,
+    })
+}
+
+/// The component's file name, which must stay inside the plugin folder.
+fn component_file(manifest: &Manifest) -> Result<String> {
+    let name = match &manifest.plugin.component {
+        Some(p) => p.to_string_lossy().into_owned(),
+        None => format!("{}.wasm", manifest.plugin.name),
+    };
+    let plain = Path::new(&name)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned());
+    if plain.as_deref() != Some(name.as_str()) || name == "plugin.toml" || name == SIGNATURE_FILE {
+        bail!("the manifest's component '{name}' must be a plain file name beside plugin.toml");
+    }
+    Ok(name)
+}
+
+fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>> {
+    let size = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .len();
+    if size > cap {
+        bail!(
+            "{} is {size} bytes, more than the {cap} a plugin file may be",
+            path.display()
+        );
+    }
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn from_folder(dir: &Path) -> Result<Files> {
+    let manifest = read_capped(&dir.join("plugin.toml"), MAX_TEXT)?;
+    let parsed = Manifest::parse(
+        std::str::from_utf8(&manifest).context("plugin.toml is not UTF-8")?,
+        &dir.join("plugin.toml").display().to_string(),
+    )?;
+    let component = read_capped(&dir.join(component_file(&parsed)?), MAX_COMPONENT)?;
+    let sig = dir.join(SIGNATURE_FILE);
+    let signature = if sig.is_file() {
+        Some(read_capped(&sig, MAX_TEXT)?)
+    } else {
+        None
+    };
+    Ok(Files {
+        manifest,
+        component,
+        signature,
+        resolved: None,
+    })
+}
+
+async fn get(client: &reqwest::Client, url: &url::Url, cap: u64) -> Result<Option<Vec<u8>>> {
+    let response = client
+        .get(url.clone())
+        .send()
+        .await
+        .with_context(|| format!("cannot reach {url}"))?;
+    if response.status() == reqwest::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    if !response.status().is_success() {
+        bail!("{url} answered {}", response.status());
+    }
+    if response.content_length().is_some_and(|n| n > cap) {
+        bail!("{url} is larger than the {cap} bytes a plugin file may be");
+    }
+    let bytes = response
+        .bytes()
+        .await
+        .with_context(|| format!("reading {url}"))?;
+    if bytes.len() as u64 > cap {
+        bail!("{url} is larger than the {cap} bytes a plugin file may be");
+    }
+    Ok(Some(bytes.to_vec()))
+}
+
+async fn from_url(url: &url::Url) -> Result<Files> {
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(120))
+        .build()?;
+    let manifest = get(&client, url, MAX_TEXT)
+        .await?
+        .with_context(|| format!("{url} was not found (404)"))?;
+    let parsed = Manifest::parse(
+        std::str::from_utf8(&manifest).context("plugin.toml is not UTF-8")?,
+        url.as_str(),
+    )?;
+    let component_url = url.join(&component_file(&parsed)?)?;
+    let component = get(&client, &component_url, MAX_COMPONENT)
+        .await?
+        .with_context(|| format!("{component_url} was not found (404)"))?;
+    let signature = get(&client, &url.join(SIGNATURE_FILE)?, MAX_TEXT).await?;
+    Ok(Files {
+        manifest,
+        component,
+        signature,
+        resolved: None,
+    })
+}
+
+/// A client for the registry of `reference`: plain http for a registry on
+/// loopback (as a test or a local mirror runs it), https for any other.
+fn registry_client(
+    reference: &Reference,
+) -> (oci_client::Client, oci_client::secrets::RegistryAuth) {
+    use oci_client::client::{ClientConfig, ClientProtocol};
+    let host = reference.registry();
+    let bare = host.rsplit_once(':').map_or(host, |(h, _)| h);
+    let protocol = if is_loopback(bare) {
+        ClientProtocol::Http
+    } else {
+        ClientProtocol::Https
+    };
+    let client = oci_client::Client::new(ClientConfig {
+        protocol,
+        connect_timeout: Some(std::time::Duration::from_secs(10)),
+        read_timeout: Some(std::time::Duration::from_secs(120)),
+        ..Default::default()
+    });
+    // a private registry's account, from the environment only: never
+    // written to silt.toml or the lock file
+    let auth = match (
+        std::env::var("SILT_REGISTRY_USER"),
+        std::env::var("SILT_REGISTRY_PASSWORD"),
+    ) {
+        (Ok(user), Ok(password)) => oci_client::secrets::RegistryAuth::Basic(user, password),
+        _ => oci_client::secrets::RegistryAuth::Anonymous,
+    };
+    (client, auth)
+}
+
+async fn from_registry(reference: &Reference) -> Result<Files> {
+    let (client, auth) = registry_client(reference);
+    let whole = reference.whole();
+    let (manifest, digest) = client
+        .pull_image_manifest(reference, &auth)
+        .await
+        .with_context(|| format!("cannot pull {whole} from {}", reference.registry()))?;
+    if let Some(pinned) = reference.digest()
+        && pinned != digest
+    {
+        bail!("{whole}: the registry sent manifest {digest}, not the {pinned} asked for");
+    }
+    let mut files = Files {
+        manifest: Vec::new(),
+        component: Vec::new(),
+        signature: None,
+        resolved: Some(digest),
+    };
+    let mut found = (false, false);
+    for layer in &manifest.layers {
+        let (slot, cap) = match layer.media_type.as_str() {
+            media::COMPONENT => {
+                found.0 = true;
+                (&mut files.component, MAX_COMPONENT)
+            }
+            media::MANIFEST => {
+                found.1 = true;
+                (&mut files.manifest, MAX_TEXT)
+            }
+            media::SIGNATURE => (files.signature.insert(Vec::new()), MAX_TEXT),
+            other => {
+                bail!("{whole} has a layer of type {other}, which is not part of a silt plugin")
+            }
+        };
+        if layer.size < 0 || layer.size as u64 > cap {
+            bail!(
+                "{whole}: a {} layer of {} bytes is over the {cap} allowed",
+                layer.media_type,
+                layer.size
+            );
+        }
+        // oci-client checks the bytes against the layer's digest
+        client
+            .pull_blob(reference, layer, &mut *slot)
+            .await
+            .with_context(|| format!("pulling the {} layer of {whole}", layer.media_type))?;
+    }
+    if found != (true, true) {
+        bail!(
+            "{whole} is not a silt plugin: it needs an {} layer and a {} layer (push one with \
+             `silt plugins publish`)",
+            media::COMPONENT,
+            media::MANIFEST
+        );
+    }
+    Ok(files)
+}
+
+/// Pushes the plugin in folder `dir` to `reference`; returns the digest
+/// of the manifest pushed, by which it can be added.
+pub async fn publish(dir: &Path, reference: &Reference) -> Result<String> {
+    use oci_client::client::{Config, ImageLayer};
+    let files = from_folder(dir)?;
+    let title = |name: &str| {
+        Some(std::collections::BTreeMap::from([(
+            oci_client::annotations::ORG_OPENCONTAINERS_IMAGE_TITLE.to_string(),
+            name.to_string(),
+        )]))
+    };
+    let parsed = Manifest::load(dir)?;
+    let mut layers = vec![
+        ImageLayer::new(
+            files.component,
+            media::COMPONENT.into(),
+            title(&component_file(&parsed)?),
+        ),
+        ImageLayer::new(files.manifest, media::MANIFEST.into(), title("plugin.toml")),
+    ];
+    if let Some(sig) = files.signature {
+        layers.push(ImageLayer::new(
+            sig,
+            media::SIGNATURE.into(),
+            title(SIGNATURE_FILE),
+        ));
+    }
+    let config = Config::new(
+        br#"{"architecture":"wasm","os":"wasip2"}"#.to_vec(),
+        media::CONFIG.into(),
+        None,
+    );
+    let (client, auth) = registry_client(reference);
+    client
+        .push(reference, &layers, config, &auth, None)
+        .await
+        .with_context(|| format!("cannot push to {}", reference.whole()))?;
+    client
+        .fetch_manifest_digest(reference, &auth)
+        .await
+        .with_context(|| format!("reading back the digest of {}", reference.whole()))
+}
+
+/// Whether [`install`] adds a new plugin or replaces an installed one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Add,
+    Update,
+}
+
+/// Checks a staged plugin's signature against `trust`.
+pub fn check(staged: &Staged, trust: &Trust) -> Result<Option<Signed>> {
+    trust.check(
+        &staged.manifest.plugin.name,
+        staged.signature.as_ref(),
+        &staged.component_digest,
+        &staged.manifest_digest,
+    )
+}
+
+/// Moves a staged plugin into `install_dir/<name>` and pins it, under the
+/// lock file's lock. The folder an update replaces is kept until the new
+/// pin is written, so a crash leaves either the old plugin and pin, or a
+/// new folder that its old pin refuses to load (never unchecked bytes).
+pub fn install(
+    install_dir: &Path,
+    staged: Staged,
+    signer: Option<&Signed>,
+    mode: Mode,
+) -> Result<Pin> {
+    let name = staged.manifest.plugin.name.clone();
+    let target = install_dir.join(&name);
+    let pin = Pin {
+        source: staged.source.clone(),
+        resolved: staged.resolved.clone(),
+        component: staged.component_digest.clone(),
+        manifest: staged.manifest_digest.clone(),
+        signer: signer.map(|s| s.key.clone()),
+    };
+    let mut retired = None;
+    LockFile::update(install_dir, |lock| {
+        let present = target.exists() || lock.plugins.contains_key(&name);
+        match mode {
+            Mode::Add if present => bail!(
+                "plugin '{name}' is already installed in {}; move it to this source with \
+                 `silt plugins update {name} --from {}`",
+                install_dir.display(),
+                staged.source
+            ),
+            Mode::Update if !present => {
+                bail!("plugin '{name}' is not installed; add it with `silt plugins add`")
+            }
+            _ => {}
+        }
+        if target.exists() {
+            let old = install_dir.join(format!(".old-{name}-{}", std::process::id()));
+            std::fs::rename(&target, &old)
+                .with_context(|| format!("cannot move {}", target.display()))?;
+            retired = Some(old);
+        }
+        let staging = staged.dir.path().to_path_buf();
+        if let Err(e) = std::fs::rename(&staging, &target) {
+            if let Some(old) = &retired {
+                let _ = std::fs::rename(old, &target);
+            }
+            return Err(e)
+                .with_context(|| format!("cannot move the plugin into {}", target.display()));
+        }
+        lock.plugins.insert(name.clone(), pin.clone());
+        Ok(())
+    })?;
+    // the staging folder is the plugin now: nothing left to clean up
+    let _ = staged.dir.keep();
+    if let Some(old) = retired {
+        let _ = std::fs::remove_dir_all(old);
+    }
+    Ok(pin)
+}
+
+/// Removes plugin `name` from `install_dir` and its pin.
+pub fn remove(install_dir: &Path, name: &str) -> Result<Pin> {
+    let target = install_dir.join(name);
+    LockFile::update(install_dir, |lock| {
+        let pin = lock.plugins.remove(name).with_context(|| {
+            format!(
+                "plugin '{name}' was not installed by `silt plugins add` in {}; a folder put \
+                 there by hand is removed by hand",
+                install_dir.display()
+            )
+        })?;
+        if target.exists() {
+            std::fs::remove_dir_all(&target)
+                .with_context(|| format!("cannot remove {}", target.display()))?;
+        }
+        Ok(pin)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_read_and_unsafe_ones_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("plugin.toml"), "").unwrap();
+        assert!(matches!(
+            Origin::parse(dir.path().to_str().unwrap()).unwrap(),
+            Origin::Folder(_)
+        ));
+        assert!(matches!(
+            Origin::parse("https://example.com/p/plugin.toml").unwrap(),
+            Origin::Url(_)
+        ));
+        assert!(matches!(
+            Origin::parse("http://127.0.0.1:8080/plugin.toml").unwrap(),
+            Origin::Url(_)
+        ));
+        let http = Origin::parse("http://example.com/plugin.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(http.contains("loopback only"), "{http}");
+        for oci in [
+            "oci://127.0.0.1:5000/silt/words:0.1.0",
+            "ghcr.io/acme/judge@sha256:0123456789012345678901234567890123456789012345678901234567890123",
+            "localhost:5000/judge:1",
+        ] {
+            let o = Origin::parse(oci).unwrap();
+            assert!(matches!(o, Origin::Oci(_)), "{oci}");
+            assert!(o.text().starts_with("oci://"));
+        }
+        let hub = Origin::parse("oci://judge:1").unwrap_err().to_string();
+        assert!(hub.contains("names no registry"), "{hub}");
+        let neither = Origin::parse("no-such-thing").unwrap_err().to_string();
+        assert!(neither.contains("neither a folder"), "{neither}");
+    }
+
+    #[test]
+    fn a_component_file_stays_in_its_folder() {
+        let m = |c: &str| {
+            Manifest::parse(
+                &format!("[plugin]\nname = \"p\"\nkind = \"judge\"\ncomponent = \"{c}\"\n"),
+                "t",
+            )
+            .unwrap()
+        };
+        assert_eq!(component_file(&m("p.wasm")).unwrap(), "p.wasm");
+        for bad in ["../p.wasm", "/etc/passwd", "sub/p.wasm", "plugin.toml"] {
+            assert!(component_file(&m(bad)).is_err(), "{bad}");
+        }
+    }
+}
