@@ -43,7 +43,8 @@ impl App {
         } else {
             None
         };
-        let runtime = Runtime::new(registry, cache, answers)?;
+        let mut runtime = Runtime::new(registry, cache, answers)?;
+        runtime.set_discovery(config.plugin_dirs(), trust);
         Ok(App {
             config: Arc::new(config),
             runtime,

@@ -422,7 +422,7 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
             )
         }
         LedgerCommand::Standalone { out, library } => {
-            let registry = &app.runtime.registry;
+            let registry = app.runtime.registry();
             let ledger = registry.get("ledger")?.bytes()?;
             let judge_bytes = registry.get(&args_in.judge)?.bytes()?;
             let bytes = if library {

@@ -225,7 +225,7 @@ async fn fetch_and_install(
     let trust = Trust::from_config(&app.config.plugins.trusted_keys)?;
     let staged = install::fetch(origin, &dir).await?;
     let name = staged.manifest.plugin.name.clone();
-    if let Ok(taken) = app.runtime.registry.get(&name)
+    if let Ok(taken) = app.runtime.registry().get(&name)
         && !taken
             .origin()
             .starts_with(&dir.join(&name).display().to_string())
@@ -371,11 +371,12 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
             println!("signed {name} as {}: {}", sig.key, path.display());
         }
         PluginsCommand::List { json } => {
-            let entries: Vec<&Entry> = app.runtime.registry.entries().collect();
+            let registry = app.runtime.registry();
+            let entries: Vec<&Entry> = registry.entries().collect();
             if json {
                 let out = json!({
                     "plugins": entries.iter().map(|e| summary(e)).collect::<Vec<_>>(),
-                    "problems": app.runtime.registry.problems,
+                    "problems": registry.problems,
                 });
                 println!("{}", serde_json::to_string_pretty(&out)?);
             } else {
@@ -392,13 +393,13 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
                         println!("{:<12} warning: {warning}", "");
                     }
                 }
-                for p in &app.runtime.registry.problems {
+                for p in &registry.problems {
                     println!("skipped: {p}");
                 }
             }
         }
         PluginsCommand::Inspect { name, json }
-            if app.runtime.registry.get(&name).is_err() && Origin::parse(&name).is_ok() =>
+            if app.runtime.registry().get(&name).is_err() && Origin::parse(&name).is_ok() =>
         {
             // not installed: fetch to a staging folder, show, and drop it
             let origin = Origin::parse(&name)?;
@@ -416,7 +417,8 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
             }
         }
         PluginsCommand::Inspect { name, json } => {
-            let entry = app.runtime.registry.get(&name)?;
+            let registry = app.runtime.registry();
+            let entry = registry.get(&name)?;
             let (_, verified) = entry.verified_bytes()?;
             let (_, component) = app.runtime.component(&name)?;
             let ty = component.component_type();

@@ -183,7 +183,11 @@ impl BoundServer {
     ) -> anyhow::Result<()> {
         // one server for every request: the ledger behind it is one handle,
         // whose lock orders concurrent writers
-        let server = SiltServer::new_http(runtime, config, self.options.roots.clone());
+        let server = SiltServer::new_http(runtime.clone(), config, self.options.roots.clone());
+        // the server keeps no sessions, so there is no client to tell of a
+        // swap: new calls and the next tools/list see it
+        let watch = tokio::spawn(super::plugin_watch::watch(runtime, None));
+        let _stop_watching = AbortOnDrop(watch);
         // cancelled only when the drain runs out, never by the signal
         // itself: a capture that commits during shutdown still says so
         let calls = CancellationToken::new();
@@ -337,6 +341,15 @@ pub fn shutdown_on_signals() -> anyhow::Result<CancellationToken> {
         cancel.cancel();
     });
     Ok(token)
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 #[cfg(test)]

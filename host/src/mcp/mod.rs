@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod http;
 pub mod jsonrpc;
+pub mod plugin_watch;
 pub mod stdio;
 
 use std::sync::Arc;
@@ -487,18 +488,77 @@ impl ServerHandler for SiltServer {
         }
     }
 
+    /// The tools, with the judges installed now named in each `judge`
+    /// argument: a plugin added or removed changes this list, and the
+    /// client is told (see [`plugin_watch`]).
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        let supports_cache_hints = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        Ok(rmcp::model::ListToolsResult {
+            result_type: Some(rmcp::model::ResultType::COMPLETE),
+            tools: self.tools_now(),
+            meta: None,
+            next_cursor: None,
+            // the list changes when plugins do: never cached
+            ttl_ms: supports_cache_hints.then_some(0),
+            cache_scope: supports_cache_hints.then_some(rmcp::model::CacheScope::Public),
+        })
+    }
+
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("silt", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "silt: closed-question judgment (sieve_*) on local, sandboxed judges. \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("silt", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "silt: closed-question judgment (sieve_*) on local, sandboxed judges. \
                  sieve_ask asks one question of many items and validates every answer; \
                  sieve_rank reranks candidates you hold; sieve_route picks one route or none; \
                  sieve_search searches the web through a sandboxed backend and reranks the hits; \
                  sieve_grep ranks a repository's files or functions against a question; \
                  sieve_verify checks claims against the sources they cite; \
                  sieve_triage_threads finds agent threads that wait on a human.",
-            )
+        )
+    }
+}
+
+impl SiltServer {
+    /// The router's tools, each `judge` argument naming the judges
+    /// installed now.
+    fn tools_now(&self) -> Vec<rmcp::model::Tool> {
+        let judges = plugin_watch::judge_names(&self.runtime).join(", ");
+        self.router
+            .list_all()
+            .into_iter()
+            .map(|mut tool| {
+                let mut schema = (*tool.input_schema).clone();
+                if let Some(judge) = schema
+                    .get_mut("properties")
+                    .and_then(|p| p.get_mut("judge"))
+                    .and_then(|j| j.as_object_mut())
+                {
+                    let said = judge
+                        .get("description")
+                        .and_then(|d| d.as_str())
+                        .unwrap_or("The judge plugin to ask.")
+                        .to_string();
+                    judge.insert(
+                        "description".into(),
+                        format!("{said} Installed: {judges}.").into(),
+                    );
+                    tool.input_schema = Arc::new(schema);
+                }
+                tool
+            })
+            .collect()
     }
 }
 
@@ -521,10 +581,12 @@ pub async fn serve_stdio(runtime: Arc<Runtime>, config: Arc<Config>) -> anyhow::
         errors_out,
         tokio::io::stdout(),
     ));
-    let server = SiltServer::new(runtime, config, caller_dir);
+    let server = SiltServer::new(runtime.clone(), config, caller_dir);
     let ledger = server.ledger.clone();
     let service = server.serve((server_in, server_out)).await?;
+    let watch = tokio::spawn(plugin_watch::watch(runtime, Some(service.peer().clone())));
     service.waiting().await?;
+    watch.abort();
     // a client that captured and hung up still gets the pass it started
     ledger.settle().await;
     reader.abort();

@@ -189,6 +189,8 @@ pub struct Registry {
     entries: BTreeMap<String, Entry>,
     /// Plugin folders that could not be used, with the reason.
     pub problems: Vec<String>,
+    /// See [`Registry::fingerprints`].
+    prints: BTreeMap<String, String>,
 }
 
 impl Registry {
@@ -225,10 +227,14 @@ impl Registry {
             let mut children: Vec<PathBuf> = children.flatten().map(|e| e.path()).collect();
             children.sort();
             let mut seen = Vec::new();
-            for child in children
-                .into_iter()
-                .filter(|c| c.join("plugin.toml").is_file())
-            {
+            // a dot folder is silt's own staging or retired copy (see
+            // plugins::install), never a plugin
+            for child in children.into_iter().filter(|c| {
+                c.join("plugin.toml").is_file()
+                    && !c
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            }) {
                 match registry.add_dir(&child, &lock, &lock_file, &trust) {
                     Ok(name) => seen.push(name),
                     Err(e) => registry
@@ -245,6 +251,7 @@ impl Registry {
                 ));
             }
         }
+        registry.prints = registry.take_prints();
         Ok(registry)
     }
 
@@ -299,6 +306,36 @@ impl Registry {
             name: name.into(),
             available: self.entries.keys().cloned().collect(),
         })
+    }
+
+    /// What each plugin was when found, by name, to tell a reload what
+    /// changed: where it lies, its manifest's digest, its component file's
+    /// size and time, its pin and its signature.
+    pub fn fingerprints(&self) -> &BTreeMap<String, String> {
+        &self.prints
+    }
+
+    fn take_prints(&self) -> BTreeMap<String, String> {
+        self.entries
+            .iter()
+            .map(|(name, e)| {
+                let print = match (&e.source, &e.checks) {
+                    (Source::Builtin(_), _) => "built-in".to_string(),
+                    (Source::File(path), checks) => {
+                        let meta = std::fs::metadata(path).ok();
+                        format!(
+                            "{} {:?} {:?} {:?} {:?}",
+                            path.display(),
+                            meta.as_ref().map(|m| m.len()),
+                            meta.and_then(|m| m.modified().ok()),
+                            checks.as_ref().map(|c| &c.manifest_digest),
+                            checks.as_ref().map(|c| (&c.pin, &c.signature)),
+                        )
+                    }
+                };
+                (name.clone(), print)
+            })
+            .collect()
     }
 
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {

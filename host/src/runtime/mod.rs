@@ -139,7 +139,11 @@ pub struct Runtime {
     engine: Engine,
     linkers: Linkers,
     cache: CompileCache,
-    pub registry: Registry,
+    /// The plugins known now; [`Runtime::reload`] replaces it.
+    registry: std::sync::RwLock<Arc<Registry>>,
+    /// Where `registry` was found, and the keys trusted to sign: what a
+    /// reload discovers with again.
+    discovery: Option<(Vec<std::path::PathBuf>, crate::plugins::signature::Trust)>,
     /// Earlier judge answers (None: every question goes to the judge).
     pub answers: Option<Arc<answer_cache::AnswerCache>>,
     /// The user cache folder grep's per-repository caches go under when a
@@ -184,7 +188,8 @@ impl Runtime {
             engine,
             linkers,
             cache,
-            registry,
+            registry: std::sync::RwLock::new(Arc::new(registry)),
+            discovery: None,
             grep_cache_root: answers
                 .as_ref()
                 .and_then(|a| a.path().parent())
@@ -210,6 +215,56 @@ impl Runtime {
         &self.engine
     }
 
+    /// The plugins known now. A call keeps the registry it started with.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry.read().expect("registry lock").clone()
+    }
+
+    /// Lets [`Runtime::reload`] discover plugins again under `dirs`.
+    pub fn set_discovery(
+        self: &mut Arc<Self>,
+        dirs: Vec<std::path::PathBuf>,
+        trust: crate::plugins::signature::Trust,
+    ) {
+        Arc::get_mut(self)
+            .expect("discovery is set before the runtime is shared")
+            .discovery = Some((dirs, trust));
+    }
+
+    /// Finds the plugins again. Each one added, removed or changed (its
+    /// manifest, component, pin or signature) is forgotten, so the next
+    /// call loads it anew, while calls in flight finish on the instance
+    /// they hold. Returns the names that changed, sorted.
+    pub fn reload(&self) -> Result<Vec<String>> {
+        let Some((dirs, trust)) = &self.discovery else {
+            return Ok(Vec::new());
+        };
+        let fresh = Registry::discover(dirs, trust)?;
+        let mut registry = self.registry.write().expect("registry lock");
+        let (before, after) = (registry.fingerprints().clone(), fresh.fingerprints());
+        let changed: Vec<String> = before
+            .keys()
+            .chain(after.keys())
+            .filter(|n| before.get(*n) != after.get(*n))
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if changed.is_empty() {
+            return Ok(changed);
+        }
+        for problem in &fresh.problems {
+            tracing::warn!("plugin skipped: {problem}");
+        }
+        *registry = Arc::new(fresh);
+        self.plugins
+            .lock()
+            .expect("plugin table lock")
+            .retain(|(name, _), _| !changed.contains(name));
+        tracing::info!("plugins reloaded; changed: {}", changed.join(", "));
+        Ok(changed)
+    }
+
     /// What was loaded so far, and whether from the cache.
     pub fn load_reports(&self) -> Vec<LoadReport> {
         self.loads.lock().expect("load report lock").clone()
@@ -217,7 +272,7 @@ impl Runtime {
 
     /// Compiles (or loads from the cache) the component of plugin `name`.
     pub fn component(&self, name: &str) -> Result<(Arc<Manifest>, Component), CallError> {
-        let entry = self.registry.get(name)?;
+        let entry = self.registry().get(name)?.clone();
         let bytes = entry.bytes()?;
         let started = std::time::Instant::now();
         let (component, cache) = self

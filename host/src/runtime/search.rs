@@ -212,7 +212,7 @@ impl Runtime {
     /// The search backend plugin `name`, loaded once.
     pub async fn search_backend(&self, name: &str) -> Result<Arc<LoadedBackend>, CallError> {
         self.load(name, || async {
-            let manifest = self.registry.get(name)?.manifest.clone();
+            let manifest = self.registry().get(name)?.manifest.clone();
             // a backend granted programs drives a CLI; the others reach the web
             let plugin = if manifest.grants.exec.is_empty() {
                 // the current contract, else the previous one (docs/PLUGINS.md)

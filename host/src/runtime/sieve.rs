@@ -133,7 +133,12 @@ impl Runtime {
     /// What judge `name`'s manifest claims for it (the cautious defaults
     /// when it claims nothing).
     fn judge_section(&self, name: &str) -> Result<JudgeSection, CallError> {
-        Ok(self.registry.get(name)?.manifest.judge.unwrap_or_default())
+        Ok(self
+            .registry()
+            .get(name)?
+            .manifest
+            .judge
+            .unwrap_or_default())
     }
 
     fn answers_only(&self) -> CallGrants {

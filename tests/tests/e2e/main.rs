@@ -19,6 +19,7 @@ mod module_cycles;
 mod openai_judge;
 mod plugin_distribution;
 mod plugin_languages;
+mod plugin_swap;
 mod postgres_ledger;
 mod python_sdk;
 mod runtime;
