@@ -420,7 +420,7 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
             let registry = app.runtime.registry();
             let entry = registry.get(&name)?;
             let (_, verified) = entry.verified_bytes()?;
-            let (_, component) = app.runtime.component(&name)?;
+            let (_, component, _) = app.runtime.component(&name)?;
             let ty = component.component_type();
             let engine = app.runtime.engine();
             let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();

@@ -57,9 +57,16 @@ impl AnswerCache {
         &self.path
     }
 
-    /// The key of `item_text` under `question` asked of `judge`.
-    pub fn key(judge: &JudgeInfo, question: &Question, item_text: &str) -> String {
-        let mut parts: Vec<&str> = vec![&judge.name, &judge.version, &question.text];
+    /// The key of `item_text` under `question` asked of `judge`, whose
+    /// component is `build` (its digest for a plugin from a folder, so a
+    /// replacement reporting the same version is not answered from the
+    /// old one's cache; empty for a built-in, whose version is silt's).
+    pub fn key(judge: &JudgeInfo, build: &str, question: &Question, item_text: &str) -> String {
+        let mut parts: Vec<&str> = vec![&judge.name, &judge.version];
+        if !build.is_empty() {
+            parts.push(build);
+        }
+        parts.push(&question.text);
         match &question.space {
             AnswerSpace::Judge(yn) => parts.extend(["judge", yn.yes.as_str(), yn.no.as_str()]),
             AnswerSpace::Choose(options) => {
@@ -227,9 +234,14 @@ mod tests {
 
     #[test]
     fn keys_separate_every_part() {
-        let k = |v: &str, q: &Question, t: &str| AnswerCache::key(&info(v), q, t);
+        let k = |v: &str, q: &Question, t: &str| AnswerCache::key(&info(v), "", q, t);
         let q = judge_q("a", "b");
         assert_ne!(k("1", &q, "x"), k("2", &q, "x"), "judge version");
+        assert_ne!(
+            AnswerCache::key(&info("1"), "sha256:aa", &q, "x"),
+            AnswerCache::key(&info("1"), "sha256:ab", &q, "x"),
+            "component"
+        );
         assert_ne!(
             k("1", &q, "x"),
             k("1", &judge_q("ab", ""), "x"),

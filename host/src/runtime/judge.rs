@@ -74,6 +74,8 @@ macro_rules! fresh_call {
 pub struct LoadedJudge {
     pub manifest: Arc<Manifest>,
     pub info: JudgeInfo,
+    /// See [`BoundJudge::build`].
+    pub build: String,
     grants: Grants,
     engine: Engine,
     pre: JudgePluginPre<PluginState>,
@@ -126,6 +128,7 @@ impl LoadedJudge {
     /// Wraps a pre-instantiated judge, asking it for its info once.
     pub async fn load(
         engine: Engine,
+        build: String,
         manifest: Arc<Manifest>,
         grants: Grants,
         pre: JudgePluginPre<PluginState>,
@@ -133,6 +136,7 @@ impl LoadedJudge {
         embed_pre: Option<EmbedderPre<PluginState>>,
     ) -> Result<Self, PluginFailure> {
         let mut loaded = LoadedJudge {
+            build,
             manifest,
             info: JudgeInfo {
                 name: String::new(),
@@ -488,6 +492,10 @@ fn check_info(plugin: &str, info: &JudgeInfo) -> Result<(), PluginFailure> {
 impl BoundJudge for LoadedJudge {
     fn info(&self) -> &JudgeInfo {
         &self.info
+    }
+
+    fn build(&self) -> &str {
+        &self.build
     }
 
     fn ask<'a>(

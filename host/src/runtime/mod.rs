@@ -105,6 +105,9 @@ pub struct LoadReport {
 /// resolved: what every call of it starts from.
 pub struct Loaded<P> {
     pub manifest: Arc<Manifest>,
+    /// The component's digest for a plugin from a folder, empty for a
+    /// built-in.
+    pub build: String,
     pub grants: Grants,
     pub pre: P,
     engine: Engine,
@@ -270,10 +273,13 @@ impl Runtime {
         self.loads.lock().expect("load report lock").clone()
     }
 
-    /// Compiles (or loads from the cache) the component of plugin `name`.
-    pub fn component(&self, name: &str) -> Result<(Arc<Manifest>, Component), CallError> {
+    /// Compiles (or loads from the cache) the component of plugin `name`,
+    /// checked against its pin and signature; with its digest when it
+    /// comes from a folder (empty for a built-in).
+    pub fn component(&self, name: &str) -> Result<(Arc<Manifest>, Component, String), CallError> {
         let entry = self.registry().get(name)?.clone();
-        let bytes = entry.bytes()?;
+        let (bytes, verified) = entry.verified_bytes()?;
+        let build = verified.map(|v| v.component_digest).unwrap_or_default();
         let started = std::time::Instant::now();
         let (component, cache) = self
             .cache
@@ -287,7 +293,7 @@ impl Runtime {
                 cache,
                 millis: started.elapsed().as_secs_f64() * 1000.0,
             });
-        Ok((entry.manifest.clone(), component))
+        Ok((entry.manifest.clone(), component, build))
     }
 
     /// Plugin `name` as a `T`, made by `init` the first time and shared
@@ -326,7 +332,7 @@ impl Runtime {
         contract: &str,
         typed: impl FnOnce(InstancePre<PluginState>) -> wasmtime::Result<P>,
     ) -> Result<Loaded<P>, CallError> {
-        let (manifest, component) = self.component(name)?;
+        let (manifest, component, build) = self.component(name)?;
         if manifest.plugin.kind != kind {
             return Err(CallError::InvalidRequest(format!(
                 "plugin '{name}' is not {} (it is {})",
@@ -347,6 +353,7 @@ impl Runtime {
             })?;
         Ok(Loaded {
             manifest,
+            build,
             grants,
             pre,
             engine: self.engine.clone(),
@@ -378,6 +385,7 @@ impl Runtime {
                 embedding_judge::EmbedderPre::new(loaded.pre.instance_pre().clone()).ok();
             Ok(LoadedJudge::load(
                 self.engine.clone(),
+                loaded.build,
                 loaded.manifest,
                 loaded.grants,
                 loaded.pre,

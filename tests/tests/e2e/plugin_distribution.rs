@@ -381,3 +381,67 @@ async fn a_plugin_is_added_over_http_from_beside_its_manifest() {
     );
     assert!(refused(&out).contains("loopback only"));
 }
+
+/// On a terminal, `add` shows the grants (an interpreter flagged as full
+/// power) and installs only on a yes. util-linux's `script` gives silt a
+/// terminal and types the answer.
+#[test]
+fn on_a_terminal_add_asks_before_installing() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    std::fs::write(home.join("silt.toml"), "").unwrap();
+    // a search backend granted a shell through exec: full power
+    let dir = home.join("src/shell-search");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        example_plugins().join("words-js/words-js.wasm"),
+        dir.join("shell-search.wasm"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("plugin.toml"),
+        "[plugin]\nname = \"shell-search\"\nkind = \"search\"\n\n[grants.exec]\nsh = {}\n\n\
+         [limits]\nwall_ms = 20000\n",
+    )
+    .unwrap();
+    let typed = |answer: &str| {
+        let command = format!("{} plugins add {}", silt_binary().display(), dir.display());
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env("SILT_CONFIG", home.join("silt.toml"))
+            .env("SILT_CACHE_DIR", home.join("cache"))
+            .env("SILT_PLUGIN_PATH", home.join("plugins"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("util-linux's script");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{answer}\n").as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let declined = typed("n");
+    let shown = String::from_utf8_lossy(&declined.stdout).into_owned();
+    assert!(!declined.status.success(), "{shown}");
+    assert!(shown.contains("FULL POWER: runs sh"), "{shown}");
+    assert!(
+        shown.contains("Install shell-search with these grants? [y/N]"),
+        "{shown}"
+    );
+    assert!(shown.contains("you declined"), "{shown}");
+    assert!(!home.join("plugins/shell-search").exists());
+
+    let accepted = typed("y");
+    let shown = String::from_utf8_lossy(&accepted.stdout).into_owned();
+    assert!(accepted.status.success(), "{shown}");
+    assert!(shown.contains("installed shell-search"), "{shown}");
+    assert!(
+        home.join("plugins/shell-search/shell-search.wasm")
+            .is_file()
+    );
+}

@@ -212,3 +212,30 @@ async fn a_call_holding_the_old_judge_finishes_on_it() {
         Answer::YesProbability(p) if (p - 0.65).abs() < 1e-9
     ));
 }
+
+/// The shared HTTP server reloads too: a judge added while it runs
+/// answers its next call (it keeps no sessions, so nobody is notified).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shared_server_picks_up_a_judge_added_while_it_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let served = silt_e2e::http::serve_http(home, "answer_cache = false\n", &[]).await;
+    let client = served.client().await;
+    let before = call(&client, "sieve_ask", ask_args("late-judge")).await;
+    assert_eq!(before.is_error, Some(true), "{}", text_of(&before));
+    let late = folder(
+        &home.join("sources"),
+        "late-judge",
+        &example_plugins().join("words-py/words-py.wasm"),
+    );
+    silt(home, &["plugins", "add", &late, "--yes"]);
+    waits_for("the added judge answers over HTTP", async || {
+        let now = call(&client, "sieve_ask", ask_args("late-judge")).await;
+        now.is_error != Some(true)
+            && json_of(&now)["results"][0]["probability"]
+                .as_f64()
+                .is_some_and(|p| (p - 0.7).abs() < 1e-9)
+    })
+    .await;
+    client.cancel().await.unwrap();
+}

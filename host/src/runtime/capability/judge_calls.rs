@@ -27,6 +27,11 @@ pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait BoundJudge: Send + Sync {
     /// What the judge said about itself when it loaded.
     fn info(&self) -> &JudgeInfo;
+    /// What its component is: the digest of a plugin from a folder, empty
+    /// for a built-in (see `AnswerCache::key`).
+    fn build(&self) -> &str {
+        ""
+    }
     /// One batch of items under one question.
     fn ask<'a>(
         &'a self,
@@ -110,7 +115,7 @@ impl judge_import::Host for JudgeCalls {
         };
         let keys: Vec<String> = items
             .iter()
-            .map(|i| AnswerCache::key(judge.info(), &question, &i.text))
+            .map(|i| AnswerCache::key(judge.info(), judge.build(), &question, &i.text))
             .collect();
         let cached = cache.get(&keys);
         let misses: Vec<usize> = (0..items.len()).filter(|&i| cached[i].is_none()).collect();
