@@ -119,6 +119,19 @@ pub fn silt_binary() -> PathBuf {
     bin
 }
 
+/// `silt ARGS` with its config, caches and plugins under `home`, as a
+/// user's shell would run it; stdin is closed, so nothing can be
+/// confirmed but by `--yes`.
+pub fn silt_in(home: &Path, args: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(silt_binary());
+    cmd.args(args)
+        .env("SILT_CONFIG", home.join("silt.toml"))
+        .env("SILT_CACHE_DIR", home.join("cache"))
+        .env("SILT_PLUGIN_PATH", home.join("plugins"))
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
 /// Every variable that configures search, removed from a child `silt` so
 /// it is configured only by what a test passes.
 pub fn clear_search_settings(cmd: &mut tokio::process::Command) {

@@ -351,13 +351,7 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
             let key = SecretKey::read(&key)?;
             let (manifest, manifest_digest) = Manifest::load_with_digest(&dir)?;
             let name = &manifest.plugin.name;
-            let component = dir.join(
-                manifest
-                    .plugin
-                    .component
-                    .clone()
-                    .unwrap_or_else(|| format!("{name}.wasm").into()),
-            );
+            let component = dir.join(manifest.component_file());
             let bytes = std::fs::read(&component)
                 .with_context(|| format!("cannot read {}", component.display()))?;
             let sig = key.sign(

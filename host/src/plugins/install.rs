@@ -75,10 +75,7 @@ impl Origin {
             }
             return Ok(Origin::Folder(dir));
         }
-        let first = text.split('/').next().unwrap_or("");
-        if text.contains('/')
-            && (first.contains('.') || first.contains(':') || first == "localhost")
-        {
+        if names_registry(text) {
             return oci_reference(text).map(Origin::Oci);
         }
         bail!(
@@ -105,14 +102,19 @@ fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Whether a reference starts with a registry host (`host.name/…`,
+/// `host:port/…`, `localhost/…`), as Docker tells a host from a namespace.
+fn names_registry(text: &str) -> bool {
+    let first = text.split('/').next().unwrap_or("");
+    text.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost")
+}
+
 fn oci_reference(text: &str) -> Result<Reference> {
     let reference: Reference = text.parse().with_context(|| {
         format!("'{text}' is not an OCI reference: write host/repository:tag or host/repository@sha256:…")
     })?;
     // a name without a registry would silently mean Docker Hub
-    let first = text.split('/').next().unwrap_or("");
-    if !(first.contains('.') || first.contains(':') || first == "localhost") || !text.contains('/')
-    {
+    if !names_registry(text) {
         bail!("'{text}' names no registry: write it in full, host[:port]/repository:tag");
     }
     Ok(reference)
@@ -180,10 +182,7 @@ pub async fn fetch(origin: &Origin, install_dir: &Path) -> Result<Staged> {
 
 /// The component's file name, which must stay inside the plugin folder.
 fn component_file(manifest: &Manifest) -> Result<String> {
-    let name = match &manifest.plugin.component {
-        Some(p) => p.to_string_lossy().into_owned(),
-        None => format!("{}.wasm", manifest.plugin.name),
-    };
+    let name = manifest.component_file().to_string_lossy().into_owned();
     let plain = Path::new(&name)
         .file_name()
         .map(|f| f.to_string_lossy().into_owned());

@@ -259,6 +259,15 @@ impl Manifest {
         Ok(m)
     }
 
+    /// The component's file, relative to the manifest's folder: the
+    /// `component` it names, else `<name>.wasm`.
+    pub fn component_file(&self) -> PathBuf {
+        self.plugin
+            .component
+            .clone()
+            .unwrap_or_else(|| format!("{}.wasm", self.plugin.name).into())
+    }
+
     /// Reads `plugin.toml` from `dir`.
     pub fn load(dir: &Path) -> Result<Manifest> {
         Ok(Manifest::load_with_digest(dir)?.0)

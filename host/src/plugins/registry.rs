@@ -272,12 +272,7 @@ impl Registry {
                 existing.origin()
             );
         }
-        let file = manifest
-            .plugin
-            .component
-            .clone()
-            .unwrap_or_else(|| format!("{name}.wasm").into());
-        let path = dir.join(file);
+        let path = dir.join(manifest.component_file());
         if !path.is_file() {
             anyhow::bail!("its component {} does not exist", path.display());
         }

@@ -20,14 +20,7 @@ fn registry() -> String {
 /// `silt ARGS` with its config, cache and plugins under `home`, stdin
 /// closed (so nothing can be confirmed but by --yes).
 fn silt(home: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(silt_binary())
-        .args(args)
-        .env("SILT_CONFIG", home.join("silt.toml"))
-        .env("SILT_CACHE_DIR", home.join("cache"))
-        .env("SILT_PLUGIN_PATH", home.join("plugins"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+    silt_e2e::silt_in(home, args).output().unwrap()
 }
 
 fn ok(out: &Output) -> String {

@@ -41,14 +41,7 @@ fn folder(at: &Path, name: &str, wasm: &Path) -> String {
 }
 
 fn silt(home: &Path, args: &[&str]) {
-    let out = std::process::Command::new(silt_binary())
-        .args(args)
-        .env("SILT_CONFIG", home.join("silt.toml"))
-        .env("SILT_CACHE_DIR", home.join("cache"))
-        .env("SILT_PLUGIN_PATH", home.join("plugins"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let out = silt_e2e::silt_in(home, args).output().unwrap();
     assert!(
         out.status.success(),
         "silt {args:?}: {}",
