@@ -129,23 +129,30 @@ impl EmbeddingJudge {
     ///
     /// With `t` = P(the triggers say the same), `r` = P(the triggers are
     /// situations one action generalises over: the `siblings` curve, not
-    /// STS relatedness), `a` = P(the actions point the same way) and `n` = 1 when
+    /// STS relatedness), `a` = P(the actions point the same way), `s` =
+    /// P(the actions say the same: the paraphrase curve) and `n` = 1 when
     /// exactly one action is negated (embeddings barely see negation, so
     /// polarity is read from the words):
     ///
     /// ```text
-    /// merge      = t (1 - n) a
+    /// merge      = t (1 - n) s
     /// contradict = t n a
     /// sibling    = (1 - t) r (1 - n) a
     /// distinct   = the rest
     /// ```
     ///
-    /// A contradiction needs the same situation and the same action with
-    /// its polarity flipped ("inject CoT" / "do not inject CoT"). Actions
-    /// that merely differ ("run the tests first" / "update the changelog")
-    /// may well both hold, and cosines cannot tell incompatible from
-    /// compatible, so they are distinct: sleep never retires a lesson on
-    /// a difference this judge cannot read.
+    /// A merge retires a lesson, so it needs the actions to say the same,
+    /// not merely to be about the same thing: on one situation, "redact
+    /// personal data before logging" and "log the full body including
+    /// personal data" sit at cosine 0.65 with MiniLM, as close as most
+    /// rewordings, and merging on relatedness retired one side of six of
+    /// the 30 labelled contradictions (docs/JUDGES.md). A contradiction
+    /// needs the same situation and the same action with its polarity
+    /// flipped ("inject CoT" / "do not inject CoT"). Actions that merely
+    /// differ ("run the tests first" / "update the changelog") may well
+    /// both hold, and cosines cannot tell incompatible from compatible, so
+    /// they are distinct: sleep never retires a lesson on a difference
+    /// this judge cannot read.
     pub fn relate(
         &mut self,
         pairs: &[(LessonText<'_>, LessonText<'_>)],
@@ -164,8 +171,9 @@ impl EmbeddingJudge {
                 let t = c.same.p(cw);
                 let r = c.siblings.p(cw);
                 let a = c.related.p(ca);
+                let same_action = c.same.p(ca);
                 let n = f64::from(u8::from(negated(x.1) != negated(y.1)));
-                let merge = t * (1.0 - n) * a;
+                let merge = t * (1.0 - n) * same_action;
                 let contradict = t * n * a;
                 let sibling = (1.0 - t) * r * (1.0 - n) * a;
                 let distinct = (1.0 - merge - contradict - sibling).max(0.0);

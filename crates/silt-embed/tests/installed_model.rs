@@ -200,3 +200,48 @@ fn demo_lessons_relate_by_meaning() {
     // merge 0, contradict 1, sibling 2, distinct 3
     assert_eq!(verdicts, [2, 2, 1, 2, 3], "{r:?}");
 }
+
+/// One situation, two different choices, no "not" to read: cosines put
+/// such actions as close as rewordings, so the judge must not call them
+/// one lesson with the confidence that retires one of them. (Written for
+/// this test, not taken from docs/eval.)
+#[test]
+fn two_choices_on_one_situation_are_never_a_confident_merge() {
+    let margin = silt_core::ledger::DEFAULT_DESTRUCTIVE_MARGIN;
+    for name in ["minilm", "potion"] {
+        let mut judge = EmbeddingJudge::load(&model(name)).unwrap();
+        // with relatedness standing for sameness, MiniLM merged the first
+        // two at 0.97 and 0.95, potion the second at 0.91
+        let pairs = [
+            (
+                ("writing error messages for the CLI", "print them to stderr"),
+                ("writing error messages for the CLI", "print them to stdout"),
+            ),
+            (
+                ("logging in production", "log at debug level"),
+                ("logging in production", "log at warning level"),
+            ),
+            (
+                ("caching the session token", "keep it in an HttpOnly cookie"),
+                ("caching the session token", "keep it in localStorage"),
+            ),
+            (
+                (
+                    "comparing floating point results in tests",
+                    "compare within a tolerance",
+                ),
+                (
+                    "comparing floating point results in tests",
+                    "compare them for exact equality",
+                ),
+            ),
+        ];
+        for (pair, r) in pairs.iter().zip(judge.relate(&pairs).unwrap()) {
+            assert!(r[0] < margin, "{name}: {pair:?} would merge at {r:?}");
+        }
+        // the same lesson twice still merges
+        let twice = ("logging in production", "log at warning level");
+        let r = judge.relate(&[(twice, twice)]).unwrap();
+        assert!(r[0][0] >= margin, "{name}: {r:?}");
+    }
+}

@@ -168,7 +168,13 @@ fn restates(clause: &HashSet<String>, action: &HashSet<String>) -> bool {
 ///   words: the same content words once stemmed ("writing a SQL
 ///   migration" / "writing an SQL migration"). A changed content word may
 ///   be another situation ("editing the client" / "testing the client"),
-///   and retiring a lesson on it would lose one.
+///   and retiring a lesson on it would lose one. The actions must not
+///   swap a word either: one restates the other, perhaps with more words
+///   ("wrap it in a transaction" / "wrap the migration in a
+///   transaction"). A swapped word is as likely the choice itself ("use LF
+///   everywhere" / "use CRLF everywhere", "indent with 2 spaces" / "with
+///   4 spaces") as a synonym, so such a pair leans to merge (0.6) and is
+///   held for review under any margin.
 /// - **sibling** (0.8) for related situations (`trigger_threshold` or more)
 ///   with the same action and the same polarity.
 /// - **distinct** otherwise.
@@ -195,11 +201,28 @@ pub fn lexical_relation(a: &Lesson<'_>, b: &Lesson<'_>, p: &Params) -> Relation 
         !ta.is_empty() && ta == tb
     };
     match (same_situation, same_action) {
-        (_, true) if same_words() => [0.9, 0.0, 0.0, 0.1],
+        (_, true) if same_words() && one_restates_the_other(a.prefer, b.prefer) => {
+            [0.9, 0.0, 0.0, 0.1]
+        }
+        (_, true) if same_words() => [0.6, 0.0, 0.0, 0.4],
         (_, true) => [0.0, 0.0, 0.8, 0.2],
         (true, false) => [0.0, 0.3, 0.0, 0.7],
         (false, false) => DISTINCT,
     }
+}
+
+/// Whether every word of one action (stopwords left out, numbers and
+/// one-letter words kept: "2 spaces" is not "4 spaces") is in the other.
+fn one_restates_the_other(a: &str, b: &str) -> bool {
+    let words = |t: &str| -> HashSet<String> {
+        crate::text::words(t)
+            .into_iter()
+            .filter(|w| !crate::text::is_stopword(w))
+            .map(|w| crate::text::stem(&w))
+            .collect()
+    };
+    let (wa, wb) = (words(a), words(b));
+    wa.is_subset(&wb) || wb.is_subset(&wa)
 }
 
 /// The content terms of a trigger (stemmed, stopwords left out).
@@ -231,6 +254,48 @@ mod tests {
     fn verdict(a: (&str, &str), b: (&str, &str)) -> Verdict {
         let l = |(when, prefer)| Lesson { when, prefer };
         lexical_verdict(&l(a), &l(b), &Params::default())
+    }
+
+    #[test]
+    fn a_swapped_word_in_the_action_is_held_not_merged() {
+        let relation = |a: (&str, &str), b: (&str, &str)| {
+            let l = |(when, prefer)| Lesson { when, prefer };
+            decide(
+                &lexical_relation(&l(a), &l(b), &Params::default()),
+                Params::default().destructive_margin,
+            )
+        };
+        let held = |d: Decision| {
+            matches!(
+                d,
+                Decision::Hold {
+                    verdict: Verdict::Merge,
+                    ..
+                }
+            )
+        };
+        let eol = "choosing line endings";
+        assert!(held(relation(
+            (eol, "use LF everywhere"),
+            (eol, "use CRLF everywhere")
+        )));
+        let indent = "indenting YAML files";
+        assert!(held(relation(
+            (indent, "indent with 2 spaces"),
+            (indent, "indent with 4 spaces")
+        )));
+        // one restating the other with more words still merges
+        let sql = "writing a SQL migration";
+        assert_eq!(
+            relation(
+                (sql, "wrap it in a transaction"),
+                (
+                    "writing an SQL migration",
+                    "wrap the migration in a transaction"
+                )
+            ),
+            Decision::Apply(Verdict::Merge)
+        );
     }
 
     #[test]
