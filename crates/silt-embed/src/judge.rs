@@ -12,7 +12,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use silt_core::lexical::softmax;
-use silt_core::text::negated;
+use silt_core::text::{negated, numbered_words};
 use silt_core::types::{Answer, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage};
 use silt_core::validate::validate_question;
 
@@ -141,6 +141,10 @@ impl EmbeddingJudge {
     /// distinct   = the rest
     /// ```
     ///
+    /// Triggers that name different numbered things ("repo r3" / "repo
+    /// r12", "Python 3.12" / "3.13") are not the same situation (`t` = 0),
+    /// whatever their cosine: the model barely sees those words.
+    ///
     /// A merge retires a lesson, so it needs the actions to say the same,
     /// not merely to be about the same thing: on one situation, "redact
     /// personal data before logging" and "log the full body including
@@ -168,7 +172,13 @@ impl EmbeddingJudge {
             .map(|((x, y), (&cw, &ca))| {
                 let cw = if same_text(x.0, y.0) { 1.0 } else { cw };
                 let ca = if same_text(x.1, y.1) { 1.0 } else { ca };
-                let t = c.same.p(cw);
+                // another repository, version or ticket is another
+                // situation, however close the rest of the words
+                let t = if numbered_words(x.0) == numbered_words(y.0) {
+                    c.same.p(cw)
+                } else {
+                    0.0
+                };
                 let r = c.siblings.p(cw);
                 let a = c.related.p(ca);
                 let same_action = c.same.p(ca);

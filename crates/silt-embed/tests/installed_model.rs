@@ -245,3 +245,28 @@ fn two_choices_on_one_situation_are_never_a_confident_merge() {
         assert!(r[0][0] >= margin, "{name}: {r:?}");
     }
 }
+
+/// One action in two repositories is two lessons a parent may fold, not
+/// one lesson said twice: the model barely sees "r3" against "r12".
+#[test]
+fn situations_naming_other_numbered_things_are_not_merged() {
+    let margin = silt_core::ledger::DEFAULT_DESTRUCTIVE_MARGIN;
+    for name in ["minilm", "potion"] {
+        let mut judge = EmbeddingJudge::load(&model(name)).unwrap();
+        let act = "run the focused tests first";
+        let pairs = [
+            (
+                ("editing the parser in repo r3", act),
+                ("editing the parser in repo r12", act),
+            ),
+            (
+                ("upgrading to Python 3.12", act),
+                ("upgrading to Python 3.13", act),
+            ),
+        ];
+        for (pair, r) in pairs.iter().zip(judge.relate(&pairs).unwrap()) {
+            assert!(r[0] < margin, "{name}: {pair:?} would merge at {r:?}");
+            assert!(r[2] > r[3], "{name}: {pair:?} are siblings: {r:?}");
+        }
+    }
+}
