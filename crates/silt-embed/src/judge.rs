@@ -124,6 +124,48 @@ impl EmbeddingJudge {
         Ok(va.iter().zip(vb).map(|(x, y)| cosine(x, y)).collect())
     }
 
+    /// The cosine of the mean word vectors of each pair of phrases. Words
+    /// are embedded one by one, so the cache holds a vocabulary, not every
+    /// phrase two triggers can differ in (with MiniLM in the sandbox,
+    /// embedding each difference whole made a sleep over 1,000 `agents`
+    /// lessons 14 times slower).
+    fn word_mean_cosines<'t>(
+        &mut self,
+        phrases: impl Iterator<Item = &'t (String, String)>,
+    ) -> Result<Vec<f64>, JudgeError> {
+        let phrases: Vec<&(String, String)> = phrases.collect();
+        let words: Vec<&str> = phrases
+            .iter()
+            .flat_map(|(a, b)| a.split(' ').chain(b.split(' ')))
+            .collect();
+        let vectors = self.cache.vectors(&self.encoder, &words)?;
+        let mut at = 0;
+        let mut mean = |phrase: &str| {
+            let n = phrase.split(' ').count();
+            let mut sum = vec![0f32; vectors[at].len()];
+            for v in &vectors[at..at + n] {
+                sum.iter_mut().zip(v.iter()).for_each(|(s, x)| *s += x);
+            }
+            at += n;
+            let norm = sum
+                .iter()
+                .map(|x| x * x)
+                .sum::<f32>()
+                .sqrt()
+                .max(f32::EPSILON);
+            sum.iter_mut().for_each(|x| *x /= norm);
+            sum
+        };
+        Ok(phrases
+            .iter()
+            .map(|(a, b)| {
+                let va = mean(a);
+                let vb = mean(b);
+                cosine(&va, &vb)
+            })
+            .collect())
+    }
+
     /// Relates lesson pairs (when, prefer) × 2. Identical texts count as
     /// cosine 1 whatever the model says.
     ///
@@ -140,6 +182,10 @@ impl EmbeddingJudge {
     /// sibling    = (1 - t) r (1 - n) a
     /// distinct   = the rest
     /// ```
+    ///
+    /// `t` is also at most the paraphrase probability of the words in
+    /// which the triggers differ, when each has some ("reviewing" /
+    /// "testing"): the whole cosine of two templated phrases is near 1.
     ///
     /// Triggers that name different numbered things ("repo r3" / "repo
     /// r12", "Python 3.12" / "3.13") are not the same situation (`t` = 0),
@@ -166,16 +212,39 @@ impl EmbeddingJudge {
         let tw = self.pair_cosines(&whens.0, &whens.1)?;
         let ta = self.pair_cosines(&prefers.0, &prefers.1)?;
         let c = self.calibration;
-        Ok(pairs
+        // the differences are embedded only where a verdict that retires
+        // a lesson is in play: each is a new text to embed, and with a
+        // transformer in the sandbox they cost more than the pass
+        let diffs: Vec<Option<(String, String)>> = pairs
             .iter()
             .zip(tw.iter().zip(&ta))
             .map(|((x, y), (&cw, &ca))| {
+                let n = negated(x.1) != negated(y.1);
+                let action = if n { c.related.p(ca) } else { c.same.p(ca) };
+                let at_stake = c.same.p(cw) * action >= DIFFERENCES_AT_STAKE;
+                at_stake.then(|| differing_words(x.0, y.0)).flatten()
+            })
+            .collect();
+        let mut td = self.word_mean_cosines(diffs.iter().flatten())?.into_iter();
+        Ok(pairs
+            .iter()
+            .zip(tw.iter().zip(&ta))
+            .zip(&diffs)
+            .map(|(((x, y), (&cw, &ca)), diff)| {
                 let cw = if same_text(x.0, y.0) { 1.0 } else { cw };
                 let ca = if same_text(x.1, y.1) { 1.0 } else { ca };
+                // where the triggers differ, the differences must say
+                // the same too: in templated text most words are shared,
+                // so the whole cosine is near 1 for "reviewing the parser"
+                // and "testing the parser"
+                let differences = match diff {
+                    Some(_) => c.same.p(td.next().expect("one cosine a difference")),
+                    None => 1.0,
+                };
                 // another repository, version or ticket is another
                 // situation, however close the rest of the words
                 let t = if numbered_words(x.0) == numbered_words(y.0) {
-                    c.same.p(cw)
+                    c.same.p(cw).min(differences)
                 } else {
                     0.0
                 };
@@ -235,6 +304,36 @@ impl Judge for EmbeddingJudge {
     }
 }
 
+/// The least merge or contradict probability (before the differences
+/// are read) at which the words the triggers differ in are compared.
+/// Under it the verdict is distinct or sibling whatever they say.
+const DIFFERENCES_AT_STAKE: f64 = 0.2;
+
+/// The words each trigger has that the other lacks (stopwords left out,
+/// compared by stem), when both have some: "reviewing" / "testing" for
+/// "reviewing the parser in repo r1" / "testing the parser in repo r1".
+/// None when one says all the other does (perhaps with more words).
+fn differing_words(a: &str, b: &str) -> Option<(String, String)> {
+    use silt_core::text::{is_stopword, stem, words};
+    let content = |t: &str| -> Vec<(String, String)> {
+        words(t)
+            .into_iter()
+            .filter(|w| !is_stopword(w))
+            .map(|w| (stem(&w), w))
+            .collect()
+    };
+    let (wa, wb) = (content(a), content(b));
+    let only = |x: &[(String, String)], y: &[(String, String)]| -> String {
+        x.iter()
+            .filter(|(s, _)| !y.iter().any(|(t, _)| t == s))
+            .map(|(_, w)| w.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (oa, ob) = (only(&wa, &wb), only(&wb, &wa));
+    (!oa.is_empty() && !ob.is_empty()).then_some((oa, ob))
+}
+
 fn same_text(a: &str, b: &str) -> bool {
     a.trim().eq_ignore_ascii_case(b.trim())
 }
@@ -256,4 +355,26 @@ fn fingerprint(dir: &Path) -> String {
             .map(|m| format!("len{}", m.len()))
             .unwrap_or_else(|_| "unknown".into())
     })
+}
+
+#[cfg(test)]
+mod differing_tests {
+    use super::differing_words;
+
+    #[test]
+    fn the_words_each_trigger_lacks() {
+        assert_eq!(
+            differing_words(
+                "reviewing the parser in repo r1",
+                "testing the parser in repo r1"
+            ),
+            Some(("reviewing".into(), "testing".into()))
+        );
+        // one narrows the other: nothing to compare
+        assert_eq!(
+            differing_words("editing the parser", "editing the parsers before a release"),
+            None
+        );
+        assert_eq!(differing_words("a b", "a b"), None);
+    }
 }

@@ -246,10 +246,12 @@ fn two_choices_on_one_situation_are_never_a_confident_merge() {
     }
 }
 
-/// One action in two repositories is two lessons a parent may fold, not
-/// one lesson said twice: the model barely sees "r3" against "r12".
+/// One action in two repositories, or on two tasks worded alike, is two
+/// lessons a parent may fold, not one lesson said twice: the model barely
+/// sees "r3" against "r12", and two phrases sharing all words but one sit
+/// near cosine 1.
 #[test]
-fn situations_naming_other_numbered_things_are_not_merged() {
+fn situations_naming_other_things_are_not_merged() {
     let margin = silt_core::ledger::DEFAULT_DESTRUCTIVE_MARGIN;
     for name in ["minilm", "potion"] {
         let mut judge = EmbeddingJudge::load(&model(name)).unwrap();
@@ -262,6 +264,11 @@ fn situations_naming_other_numbered_things_are_not_merged() {
             (
                 ("upgrading to Python 3.12", act),
                 ("upgrading to Python 3.13", act),
+            ),
+            // one word apart, and that word another task
+            (
+                ("reviewing the parser in repo r1", act),
+                ("testing the parser in repo r1", act),
             ),
         ];
         for (pair, r) in pairs.iter().zip(judge.relate(&pairs).unwrap()) {
