@@ -190,7 +190,10 @@ async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap()
         .sleep(now, None)
         .await
         .expect("sleep runs in bounded batches");
-    assert!(report.merged > 200, "{report:?}");
+    // every pair answered: "step 3" and "step 7" are other actions, so the
+    // judge leans to merge without the margin and each pair is held
+    assert_eq!(report.merged, 0, "{report:?}");
+    assert!(report.held_for_review > 2_000, "{report:?}");
 }
 
 /// A judge built against `silt:judge@0.1.0` (tests/compat: the lexical
