@@ -294,6 +294,7 @@ pub async fn run(app: &App, args: EvalLedgerArgs) -> Result<()> {
                 "contradict": prf(&rows, "contradict"),
                 "held": rows.iter().filter(|(_, a)| *a == "held").count(),
                 "destructive_on_apart": round(destroyed as f64 / apart.len().max(1) as f64),
+                "destructive_wrong": wrong_destructive(&rows),
                 "abstract_formed": format!("{}/{}", cluster_hits.0, cluster_hits.1),
                 "none_formed": format!("{}/{}", cluster_hits.2, cluster_hits.3),
             }),
@@ -315,7 +316,7 @@ pub async fn run(app: &App, args: EvalLedgerArgs) -> Result<()> {
     for split in ["dev", "test"] {
         let s = &out["splits"][split];
         println!(
-            "{split:<5} pairs {:>3}  merge P/R/F1 {}/{}/{}  contradict P/R/F1 {}/{}/{}  held {}  destructive on apart {}  abstract {}  none {}",
+            "{split:<5} pairs {:>3}  merge P/R/F1 {}/{}/{}  contradict P/R/F1 {}/{}/{}  held {}  destructive on apart {}  wrong destructive {}  abstract {}  none {}",
             s["pairs"],
             s["merge"]["precision"],
             s["merge"]["recall"],
@@ -325,6 +326,7 @@ pub async fn run(app: &App, args: EvalLedgerArgs) -> Result<()> {
             s["contradict"]["f1"],
             s["held"],
             s["destructive_on_apart"],
+            s["destructive_wrong"],
             s["abstract_formed"],
             s["none_formed"]
         );
@@ -332,9 +334,30 @@ pub async fn run(app: &App, args: EvalLedgerArgs) -> Result<()> {
     Ok(())
 }
 
+/// Pairs (label, action) that sleep would retire a lesson of on a verdict
+/// other than their label: a merged contradiction loses one side of a
+/// choice, which the precision and recall columns only dent.
+fn wrong_destructive(rows: &[(&str, &str)]) -> usize {
+    rows.iter()
+        .filter(|(label, action)| matches!(*action, "merge" | "contradict") && label != action)
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_merged_contradiction_is_a_wrong_destructive_verdict() {
+        let rows = [
+            ("contradict", "merge"),
+            ("merge", "merge"),
+            ("compatible", "contradict"),
+            ("merge", "held"),
+            ("contradict", "contradict"),
+        ];
+        assert_eq!(wrong_destructive(&rows), 2);
+    }
 
     #[test]
     fn precision_recall_and_f1_of_one_class() {
