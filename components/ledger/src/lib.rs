@@ -137,6 +137,11 @@ impl LedgerResource {
 /// under a judge's output cap (384 floats a text).
 const EMBED_BATCH: usize = 256;
 
+/// Texts whose vectors are stored (as bytes) before the next are asked
+/// for: 4 MB of floats at 256 dimensions, and few enough batches that the
+/// engine's look for stale texts after each costs nothing at 100k lessons.
+const LEARN_BATCH: usize = 16 * EMBED_BATCH;
+
 /// How a judge's vectors read: its calibrated cosines.
 #[derive(Clone, Copy)]
 struct Calibration {
@@ -201,24 +206,31 @@ impl LedgerResource {
             self.vectors_current.set(embeds);
             return embeds;
         }
-        let Some(vectors) = self.embed(&missing) else {
-            return false;
-        };
-        let Some(c) = self.calibration.get() else {
-            return false;
-        };
-        let Some(cuts) = core::meaning::Cuts::from_calibration(c.related_above, c.unrelated_below)
-        else {
-            warn("the judge's calibrated cosines are out of order; pairing lexically");
-            return false;
-        };
-        if let Err(e) = self
-            .ledger
-            .borrow_mut()
-            .learn_vectors(&missing, &vectors, cuts)
-        {
-            warn(&format!("{e}; pairing and recalling lexically"));
-            return false;
+        // learnt a batch at a time: the floats of every text at once
+        // (200k texts of 100k made-up lessons: 200 MB at 256 dimensions)
+        // took the engine over its memory limit before they were stored
+        // as bytes
+        for batch in missing.chunks(LEARN_BATCH) {
+            let Some(vectors) = self.embed(batch) else {
+                return false;
+            };
+            let Some(c) = self.calibration.get() else {
+                return false;
+            };
+            let Some(cuts) =
+                core::meaning::Cuts::from_calibration(c.related_above, c.unrelated_below)
+            else {
+                warn("the judge's calibrated cosines are out of order; pairing lexically");
+                return false;
+            };
+            if let Err(e) = self
+                .ledger
+                .borrow_mut()
+                .learn_vectors(batch, &vectors, cuts)
+            {
+                warn(&format!("{e}; pairing and recalling lexically"));
+                return false;
+            }
         }
         self.vectors_current.set(true);
         true

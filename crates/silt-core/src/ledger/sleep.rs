@@ -72,16 +72,16 @@ pub fn sleep(
                 .copied()
                 .filter(|&(a, b)| active(a) && active(b))
                 .collect();
-            let relations = judged.relations(ledger, judge, &live)?;
-            for ((a, b), relation) in live.into_iter().zip(relations) {
+            let rulings = judged.rulings(ledger, judge, &live)?;
+            for ((a, b), ruling) in live.into_iter().zip(rulings) {
                 if ledger.entries[a].status != Status::Active
                     || ledger.entries[b].status != Status::Active
                 {
                     continue;
                 }
-                let verdict = match decide(&relation, ledger.params.destructive_margin) {
-                    Decision::Apply(v) => v,
-                    Decision::Hold { .. } => {
+                let verdict = match ruling {
+                    Some(v) => v,
+                    None => {
                         // counted once per pass, not once per round
                         if held.insert((a, b)) {
                             report.held_for_review += 1;
@@ -230,11 +230,15 @@ fn pairs_by_meaning(ledger: &Ledger) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// The relations a pass has had from its judge, by the pair of texts.
+/// What a pass has had from its judge, by the pair of texts: the verdict
+/// to act on, or None for a pair held under the margin. Only the ruling
+/// is kept, not the four probabilities: on 100k lessons a pass judges
+/// millions of pairs, and a map of whole relations (40 bytes a pair) took
+/// the ledger engine over its 512 MiB as it grew.
 struct Judged {
     /// Each entry's text id: entries with the same WHEN and PREFER share one.
     text: Vec<u32>,
-    known: HashMap<(u32, u32), Relation>,
+    known: HashMap<(u32, u32), Option<Verdict>>,
 }
 
 impl Judged {
@@ -255,14 +259,15 @@ impl Judged {
         }
     }
 
-    /// The relations for `pairs`, in order: those known as they are, the
-    /// rest from the judge, each new pair of texts asked once.
-    fn relations(
+    /// The rulings for `pairs`, in order: those known as they are, the
+    /// rest decided from the judge's relations under the ledger's margin,
+    /// each new pair of texts asked once.
+    fn rulings(
         &mut self,
         ledger: &Ledger,
         judge: &mut dyn RelationJudge,
         pairs: &[(usize, usize)],
-    ) -> Result<Vec<Relation>, String> {
+    ) -> Result<Vec<Option<Verdict>>, String> {
         let key = |&(a, b): &(usize, usize)| (self.text[a], self.text[b]);
         let mut asked = std::collections::HashSet::new();
         let new: Vec<(usize, usize)> = pairs
@@ -271,8 +276,13 @@ impl Judged {
             .copied()
             .collect();
         let relations = judge_pairs(ledger, judge, &new)?;
+        let margin = ledger.params.destructive_margin;
+        let rulings = relations.iter().map(|r| match decide(r, margin) {
+            Decision::Apply(v) => Some(v),
+            Decision::Hold { .. } => None,
+        });
         let keys: Vec<(u32, u32)> = new.iter().map(key).collect();
-        self.known.extend(keys.into_iter().zip(relations));
+        self.known.extend(keys.into_iter().zip(rulings));
         Ok(pairs.iter().map(|p| self.known[&key(p)]).collect())
     }
 }
