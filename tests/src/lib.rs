@@ -125,11 +125,19 @@ pub fn silt_binary() -> PathBuf {
 pub fn silt_in(home: &Path, args: &[&str]) -> std::process::Command {
     let mut cmd = std::process::Command::new(silt_binary());
     cmd.args(args)
-        .env("SILT_CONFIG", home.join("silt.toml"))
-        .env("SILT_CACHE_DIR", home.join("cache"))
-        .env("SILT_PLUGIN_PATH", home.join("plugins"))
+        .envs(home_env(home))
         .stdin(std::process::Stdio::null());
     cmd
+}
+
+/// The variables that put silt's config, caches and plugins under `home`
+/// (for `Command::envs`, std's or tokio's).
+pub fn home_env(home: &Path) -> [(&'static str, std::path::PathBuf); 3] {
+    [
+        ("SILT_CONFIG", home.join("silt.toml")),
+        ("SILT_CACHE_DIR", home.join("cache")),
+        ("SILT_PLUGIN_PATH", home.join("plugins")),
+    ]
 }
 
 /// Every variable that configures search, removed from a child `silt` so
@@ -164,9 +172,7 @@ pub async fn search_chain(home: &Path, env: &[(&str, &str)], args: &[&str]) -> (
     cmd.arg("search-chain")
         .args(args)
         .arg("--json")
-        .env("SILT_CACHE_DIR", home.join("cache"))
-        .env("SILT_PLUGIN_PATH", home.join("plugins"))
-        .env("SILT_CONFIG", home.join("silt.toml"));
+        .envs(home_env(home));
     clear_search_settings(&mut cmd);
     for (k, v) in env {
         cmd.env(k, v);
@@ -246,9 +252,7 @@ pub mod mcp {
         let mut cmd = tokio::process::Command::new(super::silt_binary());
         cmd.arg("serve")
             .current_dir(dir)
-            .env("SILT_CACHE_DIR", home.join("cache"))
-            .env("SILT_PLUGIN_PATH", home.join("plugins"))
-            .env("SILT_CONFIG", home.join("silt.toml"))
+            .envs(super::home_env(home))
             .env_remove("SILT_FETCH_ALLOW_HOSTS")
             .env_remove("SILT_FETCH_ALLOW_PRIVATE");
         super::clear_search_settings(&mut cmd);
@@ -337,9 +341,7 @@ pub mod http {
         cmd.args(["serve", "--http", "--port", "0"])
             .current_dir(home)
             .env("SILT_HTTP_TOKEN_FILE", home.join("http-token"))
-            .env("SILT_CACHE_DIR", home.join("cache"))
-            .env("SILT_PLUGIN_PATH", home.join("plugins"))
-            .env("SILT_CONFIG", home.join("silt.toml"))
+            .envs(super::home_env(home))
             .env("SILT_LEDGER_PATH", home.join("ledger.db"))
             .env_remove("SILT_HTTP_PORT")
             .env_remove("SILT_FETCH_ALLOW_HOSTS")

@@ -85,35 +85,32 @@ fn sha256_of(path: &Path) -> String {
 
 /// `silt ask judge` on the installed words-js: its answer for one item.
 fn ask(home: &Path) -> Output {
-    let mut child = std::process::Command::new(silt_binary())
-        .args([
-            "ask",
-            "judge",
-            "Is it a bug report?",
-            "--yes",
-            "a crash or an error",
-            "--no",
-            "a new feature",
-            "--judge",
-            "words-js",
-            "--threshold",
-            "0",
-        ])
-        .env("SILT_CONFIG", home.join("silt.toml"))
-        .env("SILT_CACHE_DIR", home.join("cache"))
-        .env("SILT_PLUGIN_PATH", home.join("plugins"))
+    let args = [
+        "ask",
+        "judge",
+        "Is it a bug report?",
+        "--yes",
+        "a crash or an error",
+        "--no",
+        "a new feature",
+        "--judge",
+        "words-js",
+        "--threshold",
+        "0",
+    ];
+    fed(&mut silt_e2e::silt_in(home, &args), br#"["fix the crash"]"#)
+}
+
+/// Runs `cmd` with `input` on its stdin, its output kept.
+fn fed(cmd: &mut std::process::Command, input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = cmd
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(br#"["fix the crash"]"#)
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    child.stdin.take().unwrap().write_all(input).unwrap();
     child.wait_with_output().unwrap()
 }
 
@@ -399,24 +396,11 @@ fn on_a_terminal_add_asks_before_installing() {
     .unwrap();
     let typed = |answer: &str| {
         let command = format!("{} plugins add {}", silt_binary().display(), dir.display());
-        let mut child = std::process::Command::new("script")
+        let mut script = std::process::Command::new("script");
+        script
             .args(["-qec", &command, "/dev/null"])
-            .env("SILT_CONFIG", home.join("silt.toml"))
-            .env("SILT_CACHE_DIR", home.join("cache"))
-            .env("SILT_PLUGIN_PATH", home.join("plugins"))
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("util-linux's script");
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(format!("{answer}\n").as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+            .envs(silt_e2e::home_env(home));
+        fed(&mut script, format!("{answer}\n").as_bytes())
     };
     let declined = typed("n");
     let shown = String::from_utf8_lossy(&declined.stdout).into_owned();

@@ -86,10 +86,7 @@ async fn a_judge_swapped_under_a_live_session_answers_anew() {
     silt(home, &["plugins", "add", &words, "--yes"]);
 
     let mut cmd = tokio::process::Command::new(silt_binary());
-    cmd.arg("serve")
-        .env("SILT_CONFIG", home.join("silt.toml"))
-        .env("SILT_CACHE_DIR", home.join("cache"))
-        .env("SILT_PLUGIN_PATH", home.join("plugins"));
+    cmd.arg("serve").envs(silt_e2e::home_env(home));
     let changes = ListChanges::default();
     let client = changes
         .clone()
