@@ -67,11 +67,11 @@ pub struct Ivf {
 }
 
 impl Ivf {
-    /// The index of the rows `live` lets through.
-    pub fn build(rows: &Rows, live: &[bool]) -> Ivf {
-        let ids: Vec<usize> = (0..rows.len()).filter(|&i| live[i]).collect();
+    /// The index of `rows` (none zero: `near_pairs` leaves those out).
+    pub fn build(rows: &Rows) -> Ivf {
+        let ids: Vec<usize> = (0..rows.len()).collect();
         if ids.is_empty() {
-            // nothing to pair (every row zero): no lists, no probes
+            // nothing to pair: no lists, no probes
             return Ivf {
                 packed: Rows::new(rows.dim),
                 sketches: vec![],

@@ -161,7 +161,7 @@ fn nearest_lists(rows: &Rows, cut: f32, per_row: usize) -> Vec<Vec<(f32, u32)>> 
             }
         }
     } else {
-        Ivf::build(rows, &vec![true; n]).for_each_near(cut, |i, j, sim| {
+        Ivf::build(rows).for_each_near(cut, |i, j, sim| {
             keep(i, j, sim);
             keep(j, i, sim);
         });

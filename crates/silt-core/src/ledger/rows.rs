@@ -81,14 +81,14 @@ pub fn dot(a: &[i8], b: &[i8]) -> f32 {
     (dot_chunks(&a[..whole], &b[..whole]) + tail) as f32 / (SCALE * SCALE)
 }
 
-/// The products of `a` and `b`, of one length, a multiple of 16. In wasm with simd128 (how the
-/// ledger engine is built), by explicit 128-bit lanes: bytes widened to
-/// i16 and multiplied-and-paired into i32 by one `i32x4.dot_i16x8_s`,
-/// four chunks to a loop turn. The host runs guests with epoch
-/// interruption, which puts a check on every loop back-edge: with one
-/// chunk a turn the checks doubled a 10k-lesson scan (wasmtime 48, 256
-/// dimensions: 355 µs a 10k scan with checks, 177 µs four chunks a turn;
-/// 207 / 166 µs without checks).
+/// The products of `a` and `b`, of one length, a multiple of 16. In
+/// wasm with simd128 (how the ledger engine is built), by explicit
+/// 128-bit lanes: bytes widened to i16 and multiplied-and-paired into i32
+/// by one `i32x4.dot_i16x8_s`, four chunks to a loop turn. The host runs
+/// guests with epoch interruption, which puts a check on every loop
+/// back-edge: with one chunk a turn the checks doubled a 10k-lesson scan
+/// (wasmtime 48, 10k cosines at 256 dimensions: 355 µs with checks
+/// before, 153 µs now; 207 / 162 µs without checks; docs/BENCHMARKS.md).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 fn dot_chunks(a: &[i8], b: &[i8]) -> i32 {
     use core::arch::wasm32::{
@@ -162,13 +162,9 @@ mod tests {
     /// included.
     #[test]
     fn dot_equals_a_plain_sum_at_every_mix_of_blocks_chunks_and_tail() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut byte = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            ((state >> 32) % 255) as i32 - 127
-        };
+        // bytes over the whole stored range, from the ledger's test generator
+        let mut rng = crate::ledger::meaning::tests::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut byte = || (rng.next() * 127.0).round() as i8;
         for len in [
             0, 1, 15, 16, 17, 48, 63, 64, 65, 80, 100, 128, 256, 300, 384, 768,
         ] {
@@ -177,8 +173,8 @@ mod tests {
                     0 => (vec![127; len], vec![127; len]),
                     1 => (vec![-127; len], vec![127; len]),
                     _ => (
-                        (0..len).map(|_| byte() as i8).collect(),
-                        (0..len).map(|_| byte() as i8).collect(),
+                        (0..len).map(|_| byte()).collect(),
+                        (0..len).map(|_| byte()).collect(),
                     ),
                 };
                 let plain: i32 = a
