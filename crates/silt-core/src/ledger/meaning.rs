@@ -21,6 +21,7 @@ use rustc_hash::FxHashMap as HashMap;
 use super::ivf::Ivf;
 use super::rows::dot_f32;
 pub use super::rows::{Rows, dot, quantise};
+use super::twins::Twins;
 
 /// The cut-offs, as cosines, from which two lessons' vectors are near
 /// enough to be judged as a pair.
@@ -91,21 +92,13 @@ pub const EXACT_UP_TO: usize = 1024;
 /// thousands of lessons made lists of 5,000 rows that every probe read
 /// in full (15 s of 21 for a view, natively).
 pub fn near_pairs(rows: &Rows, cut: f64, per_row: usize) -> Vec<(usize, usize, f64)> {
-    let mut group_of: HashMap<&[i8], u32> = HashMap::default();
-    // members of each distinct nonzero row, by position
-    let mut members: Vec<Vec<u32>> = Vec::new();
-    let mut distinct = Rows::new(rows.dim);
-    for i in 0..rows.len() {
+    let twins = Twins::group((0..rows.len()).map(|i| {
         let row = rows.row(i);
-        if row.iter().all(|&x| x == 0) {
-            continue;
-        }
-        let g = *group_of.entry(row).or_insert_with(|| {
-            distinct.push_stored(row);
-            members.push(Vec::new());
-            (members.len() - 1) as u32
-        });
-        members[g as usize].push(i as u32);
+        row.iter().any(|&x| x != 0).then_some(row)
+    }));
+    let mut distinct = Rows::new(rows.dim);
+    for row in &twins.distinct {
+        distinct.push_stored(row);
     }
     let cut = cut as f32;
     let near = nearest_lists(&distinct, cut, per_row);
@@ -118,13 +111,8 @@ pub fn near_pairs(rows: &Rows, cut: f64, per_row: usize) -> Vec<(usize, usize, f
             by_sim.push((twin_sim, g as u32));
         }
         by_sim.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        for &i in &members[g] {
-            let partners = by_sim
-                .iter()
-                .flat_map(|&(sim, h)| members[h as usize].iter().map(move |&j| (sim, j)))
-                .filter(|&(_, j)| j != i)
-                .take(per_row);
-            for (sim, j) in partners {
+        for &i in &twins.members[g] {
+            for (sim, j) in twins.partners_of(i, &by_sim, per_row) {
                 let (i, j) = (i as usize, j as usize);
                 out.push((i.min(j), i.max(j), f64::from(sim)));
             }

@@ -20,6 +20,7 @@ pub mod similarity;
 mod sketch;
 pub mod sleep;
 pub mod synthetic;
+mod twins;
 pub mod undo;
 pub mod wit;
 
