@@ -7,10 +7,11 @@
 //! question). Each item's answer depends on that item and the question
 //! only, never on the rest of the batch, so answers can be cached per item.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::Path;
 use std::rc::Rc;
 
+use rustc_hash::FxHashMap;
 use silt_core::lexical::softmax;
 use silt_core::text::{negated, numbered_words};
 use silt_core::types::{Answer, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage};
@@ -20,18 +21,33 @@ use crate::calibration::Calibration;
 use crate::model::{Encoder, Kind};
 use silt_core::text::cosine;
 
-/// Vectors kept between calls of a warm judge, by text.
-const CACHE_ENTRIES: usize = 20_000;
+/// Bytes a warm judge keeps of texts and their vectors between calls. A
+/// sleep over 100k generated lessons relates pairs over about 49k
+/// distinct triggers; a cache of 20k texts missed most of them and the
+/// judge spent 12 µs a pair re-embedding (natively; 3.5 µs with room for
+/// all of them). 64 MiB holds about 58k texts at potion's 256 dimensions
+/// and 40k at MiniLM's 384, beside the model within each manifest's
+/// memory (the guest peaks at 94 of 256 MiB and 419 of 768 MiB).
+const CACHE_BYTES: usize = 64 << 20;
+
+/// What a kept text costs beyond its bytes and its vector's: the map's
+/// and the queue's slots and the two reference counts' headers.
+const ENTRY_OVERHEAD: usize = 64;
 
 /// Texts embedded per model call.
 const CHUNK: usize = 64;
 
 /// A content-keyed cache of vectors: the same text is embedded once for
-/// as long as the judge instance lives.
-#[derive(Default)]
+/// as long as the judge instance lives and the cache has room for it
+/// (the oldest go first).
 pub struct VectorCache {
-    map: HashMap<Rc<str>, Rc<[f32]>>,
+    map: FxHashMap<Rc<str>, Rc<[f32]>>,
     order: VecDeque<Rc<str>>,
+    /// Bytes the kept entries cost, counted as [`ENTRY_OVERHEAD`] each
+    /// beyond their text and vector.
+    bytes: usize,
+    /// The most `bytes` may reach after a call.
+    budget: usize,
     /// Texts embedded (cache misses) since the judge was loaded, and their
     /// characters.
     pub embedded: u64,
@@ -40,12 +56,53 @@ pub struct VectorCache {
     pub hits: u64,
 }
 
+impl Default for VectorCache {
+    fn default() -> Self {
+        VectorCache::with_budget(CACHE_BYTES)
+    }
+}
+
 impl VectorCache {
+    /// An empty cache that keeps at most `budget` bytes between calls.
+    pub fn with_budget(budget: usize) -> VectorCache {
+        VectorCache {
+            map: FxHashMap::default(),
+            order: VecDeque::new(),
+            bytes: 0,
+            budget,
+            embedded: 0,
+            embedded_chars: 0,
+            hits: 0,
+        }
+    }
+
+    /// How many texts are kept.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether nothing is kept.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
     /// The vectors of `texts`, embedding only those not seen before.
     pub fn vectors(
         &mut self,
         encoder: &Encoder,
         texts: &[&str],
+    ) -> Result<Vec<Rc<[f32]>>, JudgeError> {
+        self.vectors_with(texts, |chunk| {
+            encoder
+                .encode(chunk)
+                .map_err(|e| JudgeError::Internal(e.to_string()))
+        })
+    }
+
+    fn vectors_with(
+        &mut self,
+        texts: &[&str],
+        mut encode: impl FnMut(&[&str]) -> Result<Vec<Vec<f32>>, JudgeError>,
     ) -> Result<Vec<Rc<[f32]>>, JudgeError> {
         let mut missing: Vec<&str> = texts
             .iter()
@@ -56,24 +113,30 @@ impl VectorCache {
         missing.dedup();
         self.hits += (texts.len() - missing.len()) as u64;
         for chunk in missing.chunks(CHUNK) {
-            let vectors = encoder
-                .encode(chunk)
-                .map_err(|e| JudgeError::Internal(e.to_string()))?;
+            let vectors = encode(chunk)?;
             self.embedded += chunk.len() as u64;
             self.embedded_chars += chunk.iter().map(|t| t.chars().count() as u64).sum::<u64>();
             for (t, v) in chunk.iter().zip(vectors) {
                 let key: Rc<str> = Rc::from(*t);
+                self.bytes += Self::cost(&key, v.len());
                 self.order.push_back(key.clone());
                 self.map.insert(key, Rc::from(v));
             }
         }
         let out = texts.iter().map(|t| self.map[*t].clone()).collect();
-        while self.order.len() > CACHE_ENTRIES {
-            if let Some(old) = self.order.pop_front() {
-                self.map.remove(&old);
+        while self.bytes > self.budget {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(v) = self.map.remove(&old) {
+                self.bytes -= Self::cost(&old, v.len());
             }
         }
         Ok(out)
+    }
+
+    fn cost(text: &str, dims: usize) -> usize {
+        text.len() + dims * std::mem::size_of::<f32>() + ENTRY_OVERHEAD
     }
 }
 
@@ -376,5 +439,43 @@ mod differing_tests {
             None
         );
         assert_eq!(differing_words("a b", "a b"), None);
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    /// A fake encoder's vector: the text's length, so a wrong vector shows.
+    fn encode(embedded: &mut Vec<String>, chunk: &[&str]) -> Result<Vec<Vec<f32>>, JudgeError> {
+        embedded.extend(chunk.iter().map(|t| t.to_string()));
+        Ok(chunk.iter().map(|t| vec![t.len() as f32; 4]).collect())
+    }
+
+    #[test]
+    fn keeps_texts_within_its_budget_and_drops_the_oldest_first() {
+        // room for three entries of 2-byte texts and 4 dimensions
+        let one = VectorCache::cost("aa", 4);
+        let mut cache = VectorCache::with_budget(3 * one);
+        let mut embedded = vec![];
+        let got = cache
+            .vectors_with(&["aa", "bb", "aa"], |c| encode(&mut embedded, c))
+            .unwrap();
+        assert_eq!(embedded, ["aa", "bb"]);
+        assert_eq!(got.len(), 3);
+        assert_eq!((cache.hits, cache.embedded), (1, 2));
+        cache
+            .vectors_with(&["cc", "dd"], |c| encode(&mut embedded, c))
+            .unwrap();
+        // four entries went in, one over the budget: the oldest left
+        assert_eq!(cache.len(), 3);
+        embedded.clear();
+        let got = cache
+            .vectors_with(&["bb", "cc", "dd", "aa"], |c| encode(&mut embedded, c))
+            .unwrap();
+        assert_eq!(embedded, ["aa"]);
+        assert!(got.iter().all(|v| v[0] == 2.0));
+        assert_eq!(cache.len(), 3);
+        assert!(cache.bytes <= 3 * one);
     }
 }
