@@ -49,6 +49,7 @@
 
 use std::collections::HashMap;
 
+use super::best_first::Strongest;
 #[cfg(test)]
 use super::similarity::text_sim;
 use super::similarity::{each_token, each_trigram, jaccard_counts, shared, shared_reaching};
@@ -189,32 +190,20 @@ fn distinct_partner_lists(
     keep: usize,
     max_checks: Option<usize>,
 ) -> Vec<Vec<(u32, f64)>> {
-    // (sim, partner, when found): a full list gives up its weakest only
-    // to a stronger partner, so ties keep the partner found first
-    let mut best: Vec<Vec<(f64, u32, u64)>> = vec![Vec::new(); texts.len()];
+    // (sim, (partner, when found)): ties keep the partner found first
+    let mut best: Strongest<f64, (u32, u64)> = Strongest::new(texts.len(), keep);
     let mut found = 0u64;
-    let mut put = |at: usize, partner: usize, sim: f64, seq: u64| {
-        let list = &mut best[at];
-        if list.len() < keep {
-            list.push((sim, partner as u32, seq));
-        } else if let Some(weakest) = list
-            .iter_mut()
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .filter(|w| w.0 < sim)
-        {
-            *weakest = (sim, partner as u32, seq);
-        }
-    };
     for_each_similar_pair(texts, threshold, max_checks, |i, j, sim| {
         found += 1;
-        put(i, j, sim, found);
-        put(j, i, sim, found);
+        best.offer(i, sim, (j as u32, found));
+        best.offer(j, sim, (i as u32, found));
         true
     });
-    best.into_iter()
+    best.into_lists()
+        .into_iter()
         .map(|mut list| {
-            list.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-            list.into_iter().map(|(sim, j, _)| (j, sim)).collect()
+            list.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.1.cmp(&b.1.1)));
+            list.into_iter().map(|(sim, (j, _))| (j, sim)).collect()
         })
         .collect()
 }

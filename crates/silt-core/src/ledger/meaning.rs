@@ -18,6 +18,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::best_first::Strongest;
 use super::ivf::Ivf;
 use super::rows::dot_f32;
 pub use super::rows::{Rows, dot, quantise};
@@ -127,16 +128,10 @@ pub fn near_pairs(rows: &Rows, cut: f64, per_row: usize) -> Vec<(usize, usize, f
 /// at `cut` or nearer (of those compared), as (cosine, row).
 fn nearest_lists(rows: &Rows, cut: f32, per_row: usize) -> Vec<Vec<(f32, u32)>> {
     let n = rows.len();
-    let mut best: Vec<Vec<(f32, u32)>> = vec![Vec::new(); n];
-    let mut keep = |at: usize, partner: usize, sim: f32| {
-        let list = &mut best[at];
-        if list.len() < per_row {
-            list.push((sim, partner as u32));
-        } else if let Some(w) = (0..list.len()).min_by(|&a, &b| list[a].0.total_cmp(&list[b].0))
-            && list[w].0 < sim
-        {
-            list[w] = (sim, partner as u32);
-        }
+    let mut best: Strongest<f32, u32> = Strongest::new(n, per_row);
+    let mut keep = |i: usize, j: usize, sim: f32| {
+        best.offer(i, sim, j as u32);
+        best.offer(j, sim, i as u32);
     };
     if n <= EXACT_UP_TO {
         for i in 0..n {
@@ -144,17 +139,13 @@ fn nearest_lists(rows: &Rows, cut: f32, per_row: usize) -> Vec<Vec<(f32, u32)>> 
                 let sim = dot(rows.row(i), rows.row(j));
                 if sim >= cut {
                     keep(i, j, sim);
-                    keep(j, i, sim);
                 }
             }
         }
     } else {
-        Ivf::build(rows).for_each_near(cut, |i, j, sim| {
-            keep(i, j, sim);
-            keep(j, i, sim);
-        });
+        Ivf::build(rows).for_each_near(cut, keep);
     }
-    best
+    best.into_lists()
 }
 
 /// How many rows `keep` lets through are at `cut` or nearer to `v`: one
