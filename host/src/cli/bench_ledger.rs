@@ -244,6 +244,17 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!(e))?;
         sleep_ms = t.elapsed().as_secs_f64() * 1000.0;
+        // the sandboxes' share of the process: the engine instance that
+        // slept (after the recalls and captures above) and its judge
+        let mib = |bytes: usize| bytes as f64 / f64::from(1 << 20);
+        let (engine_peak, judge_name) = {
+            let service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
+            (service.engine_peak_memory(), service.judge().to_string())
+        };
+        silt["engine_peak_memory_mib"] = json!(engine_peak.map(mib));
+        // null for a judge that keeps no warm instance (each call a fresh one)
+        let judge_peak = app.runtime.judge(&judge_name).await?.peak_memory();
+        silt["judge_peak_memory_mib"] = json!((judge_peak > 0).then(|| mib(judge_peak)));
         // captures with auto-sleep's redundancy check on, after the pass (a
         // threshold never reached, so the check runs and no pass does): the
         // first syncs a fresh engine and counts the pairs no pass judged,
@@ -339,6 +350,13 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
             sleep_ms,
             consolidate_ms
         );
+        if let Some(engine) = s["engine_peak_memory_mib"].as_f64() {
+            let judge = match s["judge_peak_memory_mib"].as_f64() {
+                Some(mib) => format!("{mib:.1} MiB"),
+                None => "a fresh instance each call".into(),
+            };
+            println!("peak linear memory: ledger engine {engine:.1} MiB, judge {judge}");
+        }
         if out.get("reference").is_some() {
             println!("reference: {}", out["reference"]);
             println!("reference time / silt time: {}", out["speedup"]);

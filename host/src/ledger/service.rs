@@ -108,6 +108,17 @@ impl LedgerService {
         })
     }
 
+    /// The judge sleep passes ask.
+    pub fn judge(&self) -> &str {
+        &self.judge
+    }
+
+    /// The current engine instance's peak linear memory (None before the
+    /// first operation starts one), for benchmarks.
+    pub fn engine_peak_memory(&self) -> Option<usize> {
+        self.session.as_ref().map(LedgerSession::peak_memory)
+    }
+
     /// Runs the engine with `params` from now on (a new engine instance).
     pub fn set_params(&mut self, params: Params) {
         self.params = params;

@@ -177,6 +177,12 @@ impl LedgerSession {
         self.poisoned
     }
 
+    /// The largest linear memory the engine instance has grown to (wasm
+    /// memory never shrinks: the instance's peak so far).
+    pub fn peak_memory(&self) -> usize {
+        self.store.data().memory.peak
+    }
+
     pub async fn recall(
         &mut self,
         context: &str,

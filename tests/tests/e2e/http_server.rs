@@ -787,6 +787,21 @@ fn the_writers_bench_times_captures_and_recalls_from_each_process() {
     }
 }
 
+/// `silt bench-ledger` with its sleep pass reports what the pass did and
+/// the sandboxes' peak memory: the ledger engine's, and none for the
+/// lexical judge, which keeps no warm instance to measure.
+#[test]
+fn the_ledger_bench_reports_the_sleep_and_the_engines_memory() {
+    let report = silt_json(&["bench-ledger", "--entries", "300", "--calls", "3", "--json"]);
+    let s = &report["silt"];
+    assert!(s["sleep_ms"].as_f64().unwrap() > 0.0, "{report}");
+    assert!(s["sleep"]["merged"].as_u64().is_some(), "{report}");
+    let engine = s["engine_peak_memory_mib"].as_f64().unwrap();
+    // the engine's manifest allows 512 MiB; 300 lessons need a few
+    assert!(engine > 0.0 && engine < 64.0, "{report}");
+    assert!(s["judge_peak_memory_mib"].is_null(), "{report}");
+}
+
 /// Runs a `silt` command that must succeed; its JSON output.
 fn silt_json(args: &[&str]) -> Value {
     let out = std::process::Command::new(silt_e2e::silt_binary())
