@@ -133,54 +133,107 @@ pub fn strongest_pairs(
     strongest_pairs_checking(texts, threshold, per_text, Some(checks))
 }
 
-/// Each text's strongest partners, strongest first (ties: the partner
-/// found first), up to `keep` of them, found as [`strongest_pairs`] finds
-/// them (`per_text × 8` exact checks per text). A list of `keep` may have
-/// left stronger partners out; a shorter one holds every partner found.
+/// Each text's strongest partners found as [`strongest_pairs`] finds them
+/// (`per_text × 8` exact checks per text), kept by distinct text: see
+/// [`PartnerGroups`].
 pub fn strongest_partners(
     texts: &[&str],
     threshold: f64,
     per_text: usize,
     keep: usize,
-) -> Vec<Vec<(u32, f64)>> {
+) -> PartnerGroups {
     let checks = per_text.saturating_mul(CHECKS_PER_PARTNER);
-    partner_lists(texts, threshold, keep, Some(checks))
+    PartnerGroups::find(texts, threshold, keep, Some(checks))
 }
 
-/// Each text's `keep` strongest partners (as [`strongest_partners`]) with
-/// `max_checks` exact checks per text (None: every candidate, so each
-/// text's partners are exactly its best).
+/// Texts' strongest partners by distinct text: identical texts are
+/// searched once, and a text's partners are its twins (at similarity 1)
+/// first, then the members of the distinct texts found near it, strongest
+/// first, each group's members by position.
 ///
-/// Identical texts are searched once ([`Twins`]): a text's twins, at
-/// similarity 1, come first, then the members of the distinct texts found
-/// near it. On 100k generated lessons (32 distinct actions) the search by
-/// action took 14 s natively, every text reading thousands of equal ones.
+/// Kept by group rather than expanded per text, a list outlasts the
+/// lessons a sleep round retires: merging a thousand word-for-word
+/// duplicates empties every expanded list that held only them, and each
+/// such list sent the pass back to a whole search (26 s at 100k lessons
+/// of the `agents` text, in the sandbox).
+pub struct PartnerGroups {
+    /// Each text's group.
+    pub group_of: Vec<u32>,
+    /// Each group's texts, by position.
+    pub members: Vec<Vec<u32>>,
+    /// Each group's partner groups, strongest first, with their
+    /// similarity: itself first (its twins), then up to `keep` others. A
+    /// list of `keep` others may have left stronger partners out; a
+    /// shorter one holds every partner found.
+    pub near: Vec<Vec<(u32, f64)>>,
+}
+
+impl PartnerGroups {
+    /// The groups of `texts` with `max_checks` exact checks per distinct
+    /// text (None: every candidate, so each list is exactly the best).
+    /// On 100k generated lessons (32 distinct actions) the search by
+    /// action took 14 s natively before identical texts were grouped,
+    /// every text reading thousands of equal ones.
+    fn find(
+        texts: &[&str],
+        threshold: f64,
+        keep: usize,
+        max_checks: Option<usize>,
+    ) -> PartnerGroups {
+        let twins = Twins::group(texts.iter().copied().map(Some));
+        let lists = distinct_partner_lists(&twins.distinct, threshold, keep, max_checks);
+        let mut group_of = vec![0; texts.len()];
+        for (g, members) in twins.members.iter().enumerate() {
+            for &i in members {
+                group_of[i as usize] = g as u32;
+            }
+        }
+        let near = lists
+            .into_iter()
+            .enumerate()
+            .map(|(g, list)| {
+                let own = (threshold <= 1.0).then_some((g as u32, 1.0));
+                own.into_iter().chain(list).collect()
+            })
+            .collect();
+        PartnerGroups {
+            group_of,
+            members: twins.members,
+            near,
+        }
+    }
+
+    /// Text `i`'s partners, strongest first, among the texts `member`
+    /// keeps of each group (by position): `i` itself left out.
+    pub fn partners_of<'a>(
+        &'a self,
+        i: usize,
+        member: impl Fn(u32) -> &'a [u32] + 'a,
+    ) -> impl Iterator<Item = (u32, f64)> + 'a {
+        self.near[self.group_of[i] as usize]
+            .iter()
+            .flat_map(move |&(g, sim)| member(g).iter().map(move |&j| (j, sim)))
+            .filter(move |&(j, _)| j as usize != i)
+    }
+}
+
+/// Each text's `keep` strongest partners (as [`PartnerGroups`] expands
+/// them) with `max_checks` exact checks per distinct text.
 fn partner_lists(
     texts: &[&str],
     threshold: f64,
     keep: usize,
     max_checks: Option<usize>,
 ) -> Vec<Vec<(u32, f64)>> {
-    let twins = Twins::group(texts.iter().copied().map(Some));
-    let lists = distinct_partner_lists(&twins.distinct, threshold, keep, max_checks);
-    if twins.all_distinct() {
-        return lists;
-    }
-    let mut out = vec![Vec::new(); texts.len()];
-    for (g, list) in lists.into_iter().enumerate() {
-        let mut by_sim: Vec<(f64, u32)> = Vec::with_capacity(list.len() + 1);
-        if threshold <= 1.0 {
-            by_sim.push((1.0, g as u32));
-        }
-        by_sim.extend(list.into_iter().map(|(h, sim)| (sim, h)));
-        for &i in &twins.members[g] {
-            out[i as usize] = twins
-                .partners_of(i, &by_sim, keep)
-                .map(|(sim, j)| (j, sim))
-                .collect();
-        }
-    }
-    out
+    let groups = PartnerGroups::find(texts, threshold, keep, max_checks);
+    (0..texts.len())
+        .map(|i| {
+            groups
+                .partners_of(i, |g| &groups.members[g as usize])
+                .take(keep)
+                .collect()
+        })
+        .collect()
 }
 
 /// [`partner_lists`] over texts that are all different.

@@ -38,11 +38,6 @@ impl<K: Hash + Eq + Copy> Twins<K> {
         twins
     }
 
-    /// Whether no two items share a key (nothing to expand).
-    pub fn all_distinct(&self) -> bool {
-        self.members.iter().all(|m| m.len() == 1)
-    }
-
     /// The partners of item `i`, at most `per`: the members of the groups
     /// in `near` in the order given (nearest first; `i`'s own group among
     /// them where twins count as near), each group's by position, `i`
@@ -72,14 +67,11 @@ mod tests {
         let twins = Twins::group(keys.iter().map(|&k| (!k.is_empty()).then_some(k)));
         assert_eq!(twins.distinct, ["a", "b", "c"]);
         assert_eq!(twins.members, [vec![0, 2, 5], vec![1], vec![4]]);
-        assert!(!twins.all_distinct());
         // item 2's group first (its twins), then group c's members
         let near = [(1.0, 0), (0.5, 2), (0.4, 1)];
         let got: Vec<_> = twins.partners_of(2, &near, 3).collect();
         assert_eq!(got, [(1.0, 0), (1.0, 5), (0.5, 4)]);
         let all: Vec<_> = twins.partners_of(2, &near, 9).collect();
         assert_eq!(all.len(), 4);
-        let alone = Twins::group(["x", "y"].map(Some));
-        assert!(alone.all_distinct());
     }
 }
