@@ -139,12 +139,49 @@ pub fn says_not(word: &str) -> bool {
 
 /// The cosine of two unit vectors (0 when either is the zero vector).
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>() as f64
+    // eight running sums, which the compiler keeps in two SIMD lanes: one
+    // running sum is a chain of dependent adds it may not reorder, and in
+    // the sandbox the scalar loop (an epoch check every element) was a
+    // quarter of the embedding judge's time relating lessons
+    const LANES: usize = 8;
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut sums = [0f32; LANES];
+    let (whole, tail) = (n / LANES * LANES, n % LANES);
+    for (x, y) in a[..whole]
+        .chunks_exact(LANES)
+        .zip(b[..whole].chunks_exact(LANES))
+    {
+        let (x, y): (&[f32; LANES], &[f32; LANES]) = (
+            x.try_into().expect("a chunk"),
+            y.try_into().expect("a chunk"),
+        );
+        for k in 0..LANES {
+            sums[k] += x[k] * y[k];
+        }
+    }
+    for k in 0..tail {
+        sums[k] += a[whole + k] * b[whole + k];
+    }
+    sums.iter().sum::<f32>() as f64
 }
 
 #[cfg(test)]
 mod negation_tests {
     use super::negated;
+
+    #[test]
+    fn cosine_sums_every_product_at_any_length() {
+        use super::cosine;
+        for n in [0, 1, 7, 8, 9, 16, 255, 256, 384] {
+            let a: Vec<f32> = (0..n).map(|i| ((i * 7 % 13) as f32 - 6.0) / 8.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| ((i * 5 % 11) as f32 - 5.0) / 4.0).collect();
+            let plain: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(x * y)).sum();
+            assert!((cosine(&a, &b) - plain).abs() < 1e-4, "{n}");
+            // the shorter length counts, as a zip does
+            assert!((cosine(&a, &b[..n / 2]) - cosine(&a[..n / 2], &b)).abs() < 1e-6);
+        }
+    }
 
     #[test]
     fn negation_is_read_from_words() {
@@ -163,6 +200,10 @@ mod negation_tests {
 /// situations, so the embedding judge reads them from the words, as it
 /// reads polarity.
 pub fn numbered_words(text: &str) -> std::collections::BTreeSet<String> {
+    // lowercasing never makes a digit, so most texts end here unread
+    if !text.bytes().any(|b| b.is_ascii_digit()) {
+        return Default::default();
+    }
     text.to_lowercase()
         .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-'))
         .map(|w| w.trim_matches(|c: char| c == '.' || c == '-'))

@@ -7,7 +7,7 @@
 //! question). Each item's answer depends on that item and the question
 //! only, never on the rest of the batch, so answers can be cached per item.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -104,10 +104,14 @@ impl VectorCache {
         texts: &[&str],
         mut encode: impl FnMut(&[&str]) -> Result<Vec<Vec<f32>>, JudgeError>,
     ) -> Result<Vec<Rc<[f32]>>, JudgeError> {
+        // one lookup a text that is kept (most are, in a sleep pass)
+        let mut out: Vec<Option<Rc<[f32]>>> =
+            texts.iter().map(|t| self.map.get(*t).cloned()).collect();
         let mut missing: Vec<&str> = texts
             .iter()
-            .copied()
-            .filter(|t| !self.map.contains_key(*t))
+            .zip(&out)
+            .filter(|(_, v)| v.is_none())
+            .map(|(t, _)| *t)
             .collect();
         missing.sort_unstable();
         missing.dedup();
@@ -123,7 +127,11 @@ impl VectorCache {
                 self.map.insert(key, Rc::from(v));
             }
         }
-        let out = texts.iter().map(|t| self.map[*t].clone()).collect();
+        for (v, t) in out.iter_mut().zip(texts) {
+            if v.is_none() {
+                *v = Some(self.map[*t].clone());
+            }
+        }
         while self.bytes > self.budget {
             let Some(old) = self.order.pop_front() else {
                 break;
@@ -132,7 +140,10 @@ impl VectorCache {
                 self.bytes -= Self::cost(&old, v.len());
             }
         }
-        Ok(out)
+        Ok(out
+            .into_iter()
+            .map(|v| v.expect("every text kept"))
+            .collect())
     }
 
     fn cost(text: &str, dims: usize) -> usize {
@@ -275,17 +286,33 @@ impl EmbeddingJudge {
         let tw = self.pair_cosines(&whens.0, &whens.1)?;
         let ta = self.pair_cosines(&prefers.0, &prefers.1)?;
         let c = self.calibration;
+        // each text's words are read once a call: a sleep sends each
+        // lesson with many partners, and reading them per pair (six
+        // lowercased copies of the actions, two sets of numbered words)
+        // cost more than the cosines
+        let mut words = WordsRead::default();
+        let opposed: Vec<bool> = pairs
+            .iter()
+            .map(|(x, y)| words.negated(x.1) != words.negated(y.1))
+            .collect();
+        let other_numbers: Vec<bool> = pairs
+            .iter()
+            .map(|(x, y)| words.numbered(x.0) != words.numbered(y.0))
+            .collect();
         // the differences are embedded only where a verdict that retires
         // a lesson is in play: each is a new text to embed, and with a
         // transformer in the sandbox they cost more than the pass
         let diffs: Vec<Option<(String, String)>> = pairs
             .iter()
             .zip(tw.iter().zip(&ta))
-            .map(|((x, y), (&cw, &ca))| {
-                let n = negated(x.1) != negated(y.1);
+            .zip(&opposed)
+            .map(|(((x, y), (&cw, &ca)), &n)| {
                 let action = if n { c.related.p(ca) } else { c.same.p(ca) };
                 let at_stake = c.same.p(cw) * action >= DIFFERENCES_AT_STAKE;
-                at_stake.then(|| differing_words(x.0, y.0)).flatten()
+                if !at_stake {
+                    return None;
+                }
+                differing_content(&words.content(x.0), &words.content(y.0))
             })
             .collect();
         let mut td = self.word_mean_cosines(diffs.iter().flatten())?.into_iter();
@@ -293,34 +320,37 @@ impl EmbeddingJudge {
             .iter()
             .zip(tw.iter().zip(&ta))
             .zip(&diffs)
-            .map(|(((x, y), (&cw, &ca)), diff)| {
-                let cw = if same_text(x.0, y.0) { 1.0 } else { cw };
-                let ca = if same_text(x.1, y.1) { 1.0 } else { ca };
-                // where the triggers differ, the differences must say
-                // the same too: in templated text most words are shared,
-                // so the whole cosine is near 1 for "reviewing the parser"
-                // and "testing the parser"
-                let differences = match diff {
-                    Some(_) => c.same.p(td.next().expect("one cosine a difference")),
-                    None => 1.0,
-                };
-                // another repository, version or ticket is another
-                // situation, however close the rest of the words
-                let t = if numbered_words(x.0) == numbered_words(y.0) {
-                    c.same.p(cw).min(differences)
-                } else {
-                    0.0
-                };
-                let r = c.siblings.p(cw);
-                let a = c.related.p(ca);
-                let same_action = c.same.p(ca);
-                let n = f64::from(u8::from(negated(x.1) != negated(y.1)));
-                let merge = t * (1.0 - n) * same_action;
-                let contradict = t * n * a;
-                let sibling = (1.0 - t) * r * (1.0 - n) * a;
-                let distinct = (1.0 - merge - contradict - sibling).max(0.0);
-                [merge, contradict, sibling, distinct]
-            })
+            .zip(opposed.iter().zip(&other_numbers))
+            .map(
+                |((((x, y), (&cw, &ca)), diff), (&opposed, &other_numbers))| {
+                    let cw = if same_text(x.0, y.0) { 1.0 } else { cw };
+                    let ca = if same_text(x.1, y.1) { 1.0 } else { ca };
+                    // where the triggers differ, the differences must say
+                    // the same too: in templated text most words are shared,
+                    // so the whole cosine is near 1 for "reviewing the parser"
+                    // and "testing the parser"
+                    let differences = match diff {
+                        Some(_) => c.same.p(td.next().expect("one cosine a difference")),
+                        None => 1.0,
+                    };
+                    // another repository, version or ticket is another
+                    // situation, however close the rest of the words
+                    let t = if other_numbers {
+                        0.0
+                    } else {
+                        c.same.p(cw).min(differences)
+                    };
+                    let r = c.siblings.p(cw);
+                    let a = c.related.p(ca);
+                    let same_action = c.same.p(ca);
+                    let n = f64::from(u8::from(opposed));
+                    let merge = t * (1.0 - n) * same_action;
+                    let contradict = t * n * a;
+                    let sibling = (1.0 - t) * r * (1.0 - n) * a;
+                    let distinct = (1.0 - merge - contradict - sibling).max(0.0);
+                    [merge, contradict, sibling, distinct]
+                },
+            )
             .collect())
     }
 }
@@ -375,25 +405,65 @@ impl Judge for EmbeddingJudge {
     }
 }
 
+/// What [`EmbeddingJudge::relate`] reads from each text's words, read
+/// once per distinct text of a call.
+#[derive(Default)]
+struct WordsRead<'t> {
+    negated: FxHashMap<&'t str, bool>,
+    numbered: FxHashMap<&'t str, Rc<BTreeSet<String>>>,
+    content: FxHashMap<&'t str, Rc<Vec<(String, String)>>>,
+}
+
+impl<'t> WordsRead<'t> {
+    fn negated(&mut self, action: &'t str) -> bool {
+        *self
+            .negated
+            .entry(action)
+            .or_insert_with(|| negated(action))
+    }
+
+    fn numbered(&mut self, trigger: &'t str) -> Rc<BTreeSet<String>> {
+        self.numbered
+            .entry(trigger)
+            .or_insert_with(|| Rc::new(numbered_words(trigger)))
+            .clone()
+    }
+
+    fn content(&mut self, trigger: &'t str) -> Rc<Vec<(String, String)>> {
+        self.content
+            .entry(trigger)
+            .or_insert_with(|| Rc::new(content_words(trigger)))
+            .clone()
+    }
+}
+
 /// The least merge or contradict probability (before the differences
 /// are read) at which the words the triggers differ in are compared.
 /// Under it the verdict is distinct or sibling whatever they say.
 const DIFFERENCES_AT_STAKE: f64 = 0.2;
 
+/// [`differing_content`] of two triggers.
+#[cfg(test)]
+fn differing_words(a: &str, b: &str) -> Option<(String, String)> {
+    differing_content(&content_words(a), &content_words(b))
+}
+
+/// A trigger's words as [`differing_content`] compares them: (stem,
+/// word), stopwords left out.
+fn content_words(t: &str) -> Vec<(String, String)> {
+    use silt_core::text::{is_stopword, stem, words};
+    words(t)
+        .into_iter()
+        .filter(|w| !is_stopword(w))
+        .map(|w| (stem(&w), w))
+        .collect()
+}
+
 /// The words each trigger has that the other lacks (stopwords left out,
 /// compared by stem), when both have some: "reviewing" / "testing" for
 /// "reviewing the parser in repo r1" / "testing the parser in repo r1".
 /// None when one says all the other does (perhaps with more words).
-fn differing_words(a: &str, b: &str) -> Option<(String, String)> {
-    use silt_core::text::{is_stopword, stem, words};
-    let content = |t: &str| -> Vec<(String, String)> {
-        words(t)
-            .into_iter()
-            .filter(|w| !is_stopword(w))
-            .map(|w| (stem(&w), w))
-            .collect()
-    };
-    let (wa, wb) = (content(a), content(b));
+fn differing_content(wa: &[(String, String)], wb: &[(String, String)]) -> Option<(String, String)> {
     let only = |x: &[(String, String)], y: &[(String, String)]| -> String {
         x.iter()
             .filter(|(s, _)| !y.iter().any(|(t, _)| t == s))
@@ -401,7 +471,7 @@ fn differing_words(a: &str, b: &str) -> Option<(String, String)> {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let (oa, ob) = (only(&wa, &wb), only(&wb, &wa));
+    let (oa, ob) = (only(wa, wb), only(wb, wa));
     (!oa.is_empty() && !ob.is_empty()).then_some((oa, ob))
 }
 
