@@ -375,11 +375,25 @@ impl GuestLedger for LedgerResource {
     }
 
     fn sleep(&self, now: f64) -> Result<(SleepReport, Change), LedgerError> {
+        let embedding = std::time::Instant::now();
         self.refresh_vectors();
+        let mut stages = vec![format!(
+            "embedding {:.3} s",
+            embedding.elapsed().as_secs_f64()
+        )];
         let mut failure = None;
         let (report, change) = self.changing(|l| {
             let mut next_id = || silt::host::ids::next_id();
-            match core::sleep::sleep(l, &mut ImportedRelations, &mut next_id, now) {
+            let mut stage = |name: &str, took: std::time::Duration| {
+                stages.push(format!("{name} {:.3} s", took.as_secs_f64()));
+            };
+            match core::sleep::sleep_staged(
+                l,
+                &mut ImportedRelations,
+                &mut next_id,
+                now,
+                &mut stage,
+            ) {
                 Ok(done) => done,
                 Err(e) => {
                     failure = Some(e);
@@ -390,6 +404,10 @@ impl GuestLedger for LedgerResource {
         if let Some(e) = failure {
             return Err(LedgerError::JudgeFailed(e));
         }
+        silt::host::log::log(
+            silt::host::log::Level::Debug,
+            &format!("sleep stages: {}", stages.join(", ")),
+        );
         let r = SleepReport {
             merged: report.merged as u32,
             contradictions_resolved: report.contradictions_resolved as u32,

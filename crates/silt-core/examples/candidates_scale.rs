@@ -1,13 +1,15 @@
 //! How the sleep pass's candidate pairs scale on generated triggers.
 //!
 //! `cargo run --release -p silt-core --example candidates_scale -- \
-//!     [--dense] [--strongest M] 10000 100000`
+//!     [--dense | --agents] [--strongest M] 10000 100000`
 //!
 //! The triggers are the generated ledger's (`silt_core::ledger::synthetic`)
 //! plus the 40 captures `silt bench-ledger` makes before its sleep pass;
 //! with `--dense`, templated triggers that all share a phrase ("editing
 //! the parser in repo r3 before the release"), the ledger an agent
-//! capturing in a loop builds, where the full pair list is quadratic.
+//! capturing in a loop builds, where the full pair list is quadratic;
+//! with `--agents`, the triggers of `synthetic::agent_lessons` (a Zipf
+//! vocabulary: every trigger shares "the", "in" and "repo").
 //! `--strongest M` keeps each trigger's M most similar partners, as sleep
 //! does (`candidates::MAX_PARTNERS`), instead of every pair. Run it under
 //! `/usr/bin/time -v` for the peak memory.
@@ -18,7 +20,13 @@ use silt_core::ledger::Params;
 use silt_core::ledger::candidates::{similar_pairs, strongest_pairs};
 use silt_core::ledger::synthetic;
 
-fn triggers(n: usize, dense: bool) -> Vec<String> {
+fn triggers(n: usize, dense: bool, agents: bool) -> Vec<String> {
+    if agents {
+        return synthetic::agent_lessons(n)
+            .into_iter()
+            .map(|l| l.when)
+            .collect();
+    }
     if dense {
         let verbs = [
             "editing",
@@ -59,6 +67,7 @@ fn triggers(n: usize, dense: bool) -> Vec<String> {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let dense = args.iter().any(|a| a == "--dense");
+    let agents = args.iter().any(|a| a == "--agents");
     let strongest = args
         .iter()
         .position(|a| a == "--strongest")
@@ -78,7 +87,7 @@ fn main() {
     };
     let threshold = Params::default().candidate_threshold;
     for n in sizes {
-        let texts = triggers(n, dense);
+        let texts = triggers(n, dense, agents);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let t = Instant::now();
         let pairs = match strongest {
@@ -89,7 +98,13 @@ fn main() {
         println!(
             "{n} entries ({} triggers{}): {pairs} pairs{} in {secs:.3} s",
             refs.len(),
-            if dense { ", dense" } else { "" },
+            if dense {
+                ", dense"
+            } else if agents {
+                ", agents"
+            } else {
+                ""
+            },
             strongest.map_or(String::new(), |m| format!(
                 " (the {m} strongest per trigger)"
             )),

@@ -93,6 +93,19 @@ fn start_ticker(engine: &Engine) {
         .expect("spawning the epoch ticker");
 }
 
+/// The profiler `SILT_PROFILE` names: `perfmap` writes
+/// `/tmp/perf-PID.map`, so `perf record` names the functions of compiled
+/// components (docs/BENCHMARKS.md, "Profiling").
+fn profiling() -> Result<Option<wasmtime::ProfilingStrategy>> {
+    match std::env::var("SILT_PROFILE").ok().as_deref() {
+        None | Some("") => Ok(None),
+        Some("perfmap") => Ok(Some(wasmtime::ProfilingStrategy::PerfMap)),
+        Some(other) => {
+            anyhow::bail!("SILT_PROFILE is '{other}'; the profiler silt supports is 'perfmap'")
+        }
+    }
+}
+
 /// How components were loaded, for benchmarks and `plugins inspect`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LoadReport {
@@ -180,6 +193,14 @@ impl Runtime {
             .wasm_component_model(true)
             .epoch_interruption(true)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let cache = match profiling()? {
+            Some(strategy) => {
+                config.profiler(strategy);
+                // code loaded from the cache is not announced to the profiler
+                CompileCache::new(None)
+            }
+            None => cache,
+        };
         let engine = Engine::new(&config)
             .map_err(anyhow::Error::from)
             .context("creating the wasmtime engine")?;

@@ -4,6 +4,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -36,6 +37,29 @@ pub fn sleep(
     new_id: &mut dyn FnMut() -> String,
     now: f64,
 ) -> Result<(SleepReport, Vec<Event>), String> {
+    sleep_staged(ledger, judge, new_id, now, &mut |_, _| {})
+}
+
+/// The stages [`sleep_staged`] reports, in order: pairing by meaning, by
+/// words (trigger and action), the rounds of judging and applying, the
+/// judge's share of those rounds, and abstraction.
+pub const STAGES: [&str; 5] = ["meaning", "words", "rounds", "judge", "abstraction"];
+
+/// [`sleep`], telling `stage` how long each of [`STAGES`] took once it is
+/// done: where a pass over a large ledger spends its time, without a
+/// profiler (the engine logs it at debug level).
+pub fn sleep_staged(
+    ledger: &mut Ledger,
+    judge: &mut dyn RelationJudge,
+    new_id: &mut dyn FnMut() -> String,
+    now: f64,
+    stage: &mut dyn FnMut(&'static str, Duration),
+) -> Result<(SleepReport, Vec<Event>), String> {
+    let mut clock = Instant::now();
+    let mut lap = |stage: &mut dyn FnMut(&'static str, Duration), name| {
+        stage(name, clock.elapsed());
+        clock = Instant::now();
+    };
     let mut report = SleepReport::default();
     let mut events = Vec::new();
     let mut siblings: Vec<(usize, usize)> = Vec::new();
@@ -48,9 +72,11 @@ pub fn sleep(
     // the index by meaning is the costly part on a large ledger: built once
     // a pass (rounds only retire lessons, which are filtered out)
     let by_meaning = pairs_by_meaning(ledger);
+    lap(stage, "meaning");
     // so are each lesson's strongest partners by words, with a reserve
     // for the partners that rounds retire
     let by_words = Partners::find(ledger);
+    lap(stage, "words");
     for _ in 0..MAX_ROUNDS {
         let pairs = by_words.pairs(ledger, &by_meaning);
         siblings.clear();
@@ -100,10 +126,13 @@ pub fn sleep(
             break;
         }
     }
+    lap(stage, "rounds");
+    stage("judge", judged.judging);
     for (members, when) in sibling_groups(ledger, &siblings) {
         events.push(abstract_parent(ledger, &members, when, new_id(), now));
         report.generalized += 1;
     }
+    lap(stage, "abstraction");
     Ok((report, events))
 }
 
@@ -240,6 +269,8 @@ struct Judged {
     /// Each entry's text id: entries with the same WHEN and PREFER share one.
     text: Vec<u32>,
     known: HashMap<(u32, u32), Option<Verdict>>,
+    /// Time spent in the judge's calls.
+    judging: Duration,
 }
 
 impl Judged {
@@ -257,6 +288,7 @@ impl Judged {
         Judged {
             text,
             known: HashMap::new(),
+            judging: Duration::ZERO,
         }
     }
 
@@ -276,7 +308,9 @@ impl Judged {
             .filter(|p| !self.known.contains_key(&key(p)) && asked.insert(key(p)))
             .copied()
             .collect();
+        let asking = Instant::now();
         let relations = judge_pairs(ledger, judge, &new)?;
+        self.judging += asking.elapsed();
         let margin = ledger.params.destructive_margin;
         let rulings = relations.iter().map(|r| match decide(r, margin) {
             Decision::Apply(v) => Some(v),
@@ -560,6 +594,42 @@ mod tests {
         assert!(report.merged > 0, "{report:?}");
         let most = counted.1.values().max().copied();
         assert_eq!(most, Some(1), "a pair was judged {most:?} times");
+    }
+
+    /// Sleeps like [`LexicalRelations`], one millisecond a call.
+    struct Slow(LexicalRelations);
+
+    impl RelationJudge for Slow {
+        fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String> {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            self.0.relate(pairs)
+        }
+    }
+
+    #[test]
+    fn a_pass_reports_each_stage_once_in_order_with_the_judges_share() {
+        let entries = crate::ledger::synthetic::agent_entries(400, NOW);
+        let mut ledger = Ledger::new(entries, Params::default());
+        let mut judge = Slow(LexicalRelations(Params::default()));
+        let mut seen: Vec<(&str, Duration)> = Vec::new();
+        let started = Instant::now();
+        sleep_staged(
+            &mut ledger,
+            &mut judge,
+            &mut ids(),
+            NOW,
+            &mut |name, took| seen.push((name, took)),
+        )
+        .unwrap();
+        let total = started.elapsed();
+        let names: Vec<&str> = seen.iter().map(|s| s.0).collect();
+        assert_eq!(names, STAGES);
+        let took = |name: &str| seen.iter().find(|s| s.0 == name).unwrap().1;
+        // the judge was called, and its time is part of the rounds'
+        assert!(took("judge") >= Duration::from_millis(1), "{seen:?}");
+        assert!(took("judge") <= took("rounds"), "{seen:?}");
+        let laps: Duration = seen.iter().filter(|s| s.0 != "judge").map(|s| s.1).sum();
+        assert!(laps <= total, "{seen:?} in {total:?}");
     }
 
     #[test]
