@@ -30,6 +30,12 @@ use silt_core::text::cosine;
 /// memory (the guest peaks at 94 of 256 MiB and 419 of 768 MiB).
 const CACHE_BYTES: usize = 64 << 20;
 
+/// Bytes kept of the single words [`EmbeddingJudge::relate`] embeds where
+/// two triggers differ, apart from the texts: in the same cache, the
+/// 122k made-up words of a 100k-lesson sleep pushed out the triggers the
+/// cache was sized for, and the judge re-embedded them.
+const WORD_CACHE_BYTES: usize = 16 << 20;
+
 /// What a kept text costs beyond its bytes and its vector's: the map's
 /// and the queue's slots and the two reference counts' headers.
 const ENTRY_OVERHEAD: usize = 64;
@@ -158,11 +164,14 @@ pub type LessonText<'a> = (&'a str, &'a str);
 /// contradict, sibling, distinct.
 pub type Relation = [f64; 4];
 
-/// The judge: a loaded encoder, its calibration and its cache.
+/// The judge: a loaded encoder, its calibration and its caches.
 pub struct EmbeddingJudge {
     pub encoder: Encoder,
     pub calibration: Calibration,
+    /// Whole texts: questions, items, triggers and actions.
     pub cache: VectorCache,
+    /// Single words, from the differences of triggers.
+    pub words: VectorCache,
     version: String,
 }
 
@@ -185,6 +194,7 @@ impl EmbeddingJudge {
             encoder,
             calibration,
             cache: VectorCache::default(),
+            words: VectorCache::with_budget(WORD_CACHE_BYTES),
             version,
         })
     }
@@ -212,7 +222,7 @@ impl EmbeddingJudge {
             .iter()
             .flat_map(|(a, b)| a.split(' ').chain(b.split(' ')))
             .collect();
-        let vectors = self.cache.vectors(&self.encoder, &words)?;
+        let vectors = self.words.vectors(&self.encoder, &words)?;
         let mut at = 0;
         let mut mean = |phrase: &str| {
             let n = phrase.split(' ').count();
