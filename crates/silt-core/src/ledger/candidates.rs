@@ -50,6 +50,7 @@
 use std::collections::HashMap;
 
 use super::best_first::Strongest;
+use super::dense_counts::{Heavy, SlicedCounts, holds};
 #[cfg(test)]
 use super::similarity::text_sim;
 use super::similarity::{each_token, each_trigram, jaccard_counts, shared, shared_reaching};
@@ -282,20 +283,41 @@ fn strongest_pairs_checking(
     out
 }
 
+/// An element with more than `1 / HEAVY_SHARE` of the texts in its index
+/// is counted from a bitset (see [`super::dense_counts`]) when the exact
+/// checks are capped. On the 37k distinct triggers of 100k `agents`
+/// lessons, natively: lists only 15.4 s, 1/8 10.3 s, 1/16 7.4 s, 1/32
+/// 5.6–6.6 s, 1/64 6.3 s; the made-up-word text has no such element.
+const HEAVY_SHARE: usize = 32;
+
 /// Calls `found(i, j, sim)` (i < j) for every pair with `text_sim ≥
 /// threshold`, in no particular order, until it returns false.
 ///
 /// With `max_checks`, at most that many earlier texts are checked exactly
 /// against each text: those sharing the most of its probing prefix (its
-/// rarest elements). Where a phrase is shared by thousands of texts every
-/// pair passes the filters and exact checks make the pass quadratic in
-/// time; the cap keeps it near-linear and is what [`strongest_pairs`]
-/// uses, since a text's strongest partners share the most of its rare
-/// elements.
+/// rarest elements), the earliest in the search's order on a tie. Where a
+/// phrase is shared by thousands of texts every pair passes the filters
+/// and exact checks make the pass quadratic in time; the cap keeps it
+/// near-linear and is what [`strongest_pairs`] uses, since a text's
+/// strongest partners share the most of its rare elements.
 fn for_each_similar_pair(
     texts: &[&str],
     threshold: f64,
     max_checks: Option<usize>,
+    found: impl FnMut(usize, usize, f64) -> bool,
+) {
+    let share = if max_checks.is_some() { HEAVY_SHARE } else { 0 };
+    for_each_similar_pair_counting(texts, threshold, max_checks, share, found)
+}
+
+/// [`for_each_similar_pair`], with the elements in more than `1 / share`
+/// of the texts' indexes counted from bitsets (none when 0; only with
+/// `max_checks`, where a text need not meet every text sharing an element).
+fn for_each_similar_pair_counting(
+    texts: &[&str],
+    threshold: f64,
+    max_checks: Option<usize>,
+    share: usize,
     mut found: impl FnMut(usize, usize, f64) -> bool,
 ) {
     let n = texts.len();
@@ -312,24 +334,43 @@ fn for_each_similar_pair(
         }
         return;
     }
+    // texts are named by their place in this order from here on
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_by_key(|&i| (tri.len[i as usize], i));
+    let text = |place: u32| order[place as usize] as usize;
+    let share = if max_checks.is_some() { share } else { 0 };
+    let heavy = [
+        Heavy::new(tok.universe, n, share, |p| tok.probe_prefix(text(p as u32))),
+        Heavy::new(tri.universe, n, share, |p| tri.index_prefix(text(p as u32))),
+    ];
 
     // each element's texts so far: tokens by their probing prefix, which
     // holds whatever the order; trigrams by the shorter one the size order
     // allows, and from `tri_start` on (those before are too small for
-    // every text still to come)
+    // every text still to come); heavy elements by their bitsets instead
     let mut tok_index: Vec<Vec<u32>> = vec![Vec::new(); tok.universe];
     let mut tri_index: Vec<Vec<u32>> = vec![Vec::new(); tri.universe];
     let mut tri_start: Vec<usize> = vec![0; tri.universe];
-    // prefix elements each earlier text shares with the current one, per
-    // family (exact below saturation, which the bounds allow for)
-    let mut hits: Vec<[u8; 2]> = vec![[0, 0]; n];
+    // listed prefix elements each earlier text shares with the current
+    // one, per family
+    let mut hits: Vec<[u16; 2]> = vec![[0, 0]; n];
     let mut touched: Vec<u32> = Vec::new();
-    for &x in &order {
-        let xu = x as usize;
+    let mut marked: Vec<u64> = vec![0; n.div_ceil(64)];
+    let mut counts = SlicedCounts::default();
+    let mut chosen: Vec<(u32, [u16; 2])> = Vec::new();
+    for place in 0..n as u32 {
+        let xu = text(place);
         let need = [tok.least_hits(xu), tri.least_hits(xu)];
+        let too_small = tri.min_partner(tri.len[xu]);
+        // the first place whose trigram set is large enough to pair
+        let tri_from =
+            order[..place as usize].partition_point(|&y| tri.len[y as usize] < too_small);
+        let mut dense: [Vec<&[u64]>; 2] = [Vec::new(), Vec::new()];
         for &e in tok.probe_prefix(xu) {
+            if let Some(bits) = heavy[0].bitset(e) {
+                dense[0].push(bits);
+                continue;
+            }
             for &y in &tok_index[e as usize] {
                 let h = &mut hits[y as usize];
                 if *h == [0, 0] {
@@ -338,12 +379,14 @@ fn for_each_similar_pair(
                 h[0] = h[0].saturating_add(1);
             }
         }
-        let too_small = tri.min_partner(tri.len[xu]);
-        let prefix = tri.probe_prefix(xu);
-        for &e in prefix {
+        for &e in tri.probe_prefix(xu) {
+            if let Some(bits) = heavy[1].bitset(e) {
+                dense[1].push(bits);
+                continue;
+            }
             let list = &tri_index[e as usize];
             let start = &mut tri_start[e as usize];
-            while *start < list.len() && tri.len[list[*start] as usize] < too_small {
+            while *start < list.len() && tri.len[text(list[*start])] < too_small {
                 *start += 1;
             }
             for &y in &list[*start..] {
@@ -354,21 +397,56 @@ fn for_each_similar_pair(
                 h[1] = h[1].saturating_add(1);
             }
         }
-        if let Some(cap) = max_checks.filter(|&c| touched.len() > c) {
-            // the most shared prefix elements first; ties to the earlier text
-            let key = |y: &u32| {
-                let [ht, hg] = hits[*y as usize];
-                (std::cmp::Reverse(u16::from(ht) + u16::from(hg)), *y)
-            };
-            touched.select_nth_unstable_by_key(cap, key);
-            for &y in &touched[cap..] {
-                hits[y as usize] = [0, 0];
+        chosen.clear();
+        if dense[0].is_empty() && dense[1].is_empty() {
+            if let Some(cap) = max_checks.filter(|&c| touched.len() > c) {
+                // the most shared prefix elements first; ties to the
+                // earlier place
+                let key = |y: &u32| {
+                    let [ht, hg] = hits[*y as usize];
+                    (std::cmp::Reverse(u32::from(ht) + u32::from(hg)), *y)
+                };
+                touched.select_nth_unstable_by_key(cap, key);
+                for &y in &touched[cap..] {
+                    hits[y as usize] = [0, 0];
+                }
+                touched.truncate(cap);
             }
-            touched.truncate(cap);
+            chosen.extend(
+                touched
+                    .iter()
+                    .map(|&y| (y, std::mem::take(&mut hits[y as usize]))),
+            );
+        } else {
+            let inputs: Vec<(&[u64], usize)> = dense[0]
+                .iter()
+                .map(|&b| (b, 0))
+                .chain(dense[1].iter().map(|&b| (b, tri_from)))
+                .collect();
+            counts.count(place as usize, &inputs);
+            let cap = max_checks.expect("bitsets only with a cap");
+            choose_with_dense(&counts, &mut hits, &touched, &mut marked, cap, &mut chosen);
+            for (y, h) in chosen.iter_mut() {
+                // the heavy elements' share, family by family
+                let y = *y as usize;
+                let tok_dense = dense[0].iter().filter(|b| holds(b, y)).count();
+                let tri_dense = if y >= tri_from {
+                    dense[1].iter().filter(|b| holds(b, y)).count()
+                } else {
+                    0
+                };
+                h[0] = h[0].saturating_add(tok_dense as u16);
+                h[1] = h[1].saturating_add(tri_dense as u16);
+            }
         }
-        for &y in &touched {
-            let yu = y as usize;
-            let [ht, hg] = std::mem::take(&mut hits[yu]);
+        touched.clear();
+        // checked by place, so what is found, and in which order, does
+        // not depend on how the shares were counted
+        chosen.sort_unstable_by_key(|c| c.0);
+        for &(y, hits) in &chosen {
+            let yu = text(y);
+            // the filters read counts past 255 as 255 (see `Family::bound`)
+            let [ht, hg] = hits.map(|h| h.min(255) as u8);
             let proposed = (ht >= need[0] && tok.proposes(xu, yu, ht))
                 || (hg >= need[1] && tri.proposes(xu, yu, hg));
             // and both families together must be able to reach the
@@ -389,13 +467,81 @@ fn for_each_similar_pair(
                 return;
             }
         }
-        touched.clear();
         for &e in tok.probe_prefix(xu) {
-            tok_index[e as usize].push(x);
+            if heavy[0].bitset(e).is_none() {
+                tok_index[e as usize].push(place);
+            }
         }
         for &e in tri.index_prefix(xu) {
-            tri_index[e as usize].push(x);
+            if heavy[1].bitset(e).is_none() {
+                tri_index[e as usize].push(place);
+            }
         }
+    }
+}
+
+/// The `cap` earlier places sharing the most prefix elements (ties to the
+/// earlier place), or every place sharing one when there are no more:
+/// each with its listed hits (taken out of `hits`). A place's share is
+/// its listed hits (`touched`) plus its heavy count (`counts`).
+fn choose_with_dense(
+    counts: &SlicedCounts,
+    hits: &mut [[u16; 2]],
+    touched: &[u32],
+    marked: &mut [u64],
+    cap: usize,
+    chosen: &mut Vec<(u32, [u16; 2])>,
+) {
+    let total = |y: u32, h: [u16; 2]| u32::from(h[0]) + u32::from(h[1]) + counts.of(y as usize);
+    for &y in touched {
+        marked[y as usize / 64] |= 1 << (y % 64);
+    }
+    // the strongest `cap` so far, weakest on top: (total, place) with the
+    // larger place the weaker on a tie
+    let mut best: std::collections::BinaryHeap<(std::cmp::Reverse<u32>, u32)> =
+        std::collections::BinaryHeap::with_capacity(cap + 1);
+    let offer = |best: &mut std::collections::BinaryHeap<_>, t: u32, y: u32| {
+        if t == 0 {
+            return;
+        }
+        if let Some(&(std::cmp::Reverse(wt), wy)) = best.peek().filter(|_| best.len() == cap)
+            && (t < wt || (t == wt && y > wy))
+        {
+            return;
+        }
+        best.push((std::cmp::Reverse(t), y));
+        if best.len() > cap {
+            best.pop();
+        }
+    };
+    for &y in touched {
+        offer(&mut best, total(y, hits[y as usize]), y);
+    }
+    // then the places only heavy elements reach, a word at a time, each
+    // word only for the places that can enter
+    for (w, &marks) in marked.iter().enumerate().take(counts.words()) {
+        // a full list takes a count equal to its weakest only from an
+        // earlier place, and these places are all later than one before
+        // this word
+        let floor = match best.peek() {
+            Some(&(std::cmp::Reverse(t), y)) if best.len() == cap => {
+                t + u32::from((y as usize) < w * 64)
+            }
+            _ => 1,
+        };
+        let mut lanes = counts.at_least(w, floor) & !marks;
+        while lanes != 0 {
+            let y = (w * 64) as u32 + lanes.trailing_zeros();
+            lanes &= lanes - 1;
+            offer(&mut best, counts.of(y as usize), y);
+        }
+    }
+    for &y in touched {
+        marked[y as usize / 64] &= !(1 << (y % 64));
+    }
+    chosen.extend(best.into_iter().map(|(_, y)| (y, hits[y as usize])));
+    for &y in touched {
+        hits[y as usize] = [0, 0];
     }
 }
 
@@ -799,10 +945,10 @@ mod tests {
     /// A ledger where every trigger shares a phrase: the full pair list is
     /// quadratic, the strongest pairs are not, and each lesson still finds
     /// the lesson that differs from it in one word.
-    #[test]
-    fn a_dense_ledgers_strongest_pairs_stay_linear() {
+    /// `n` triggers of one phrase, five subjects in each repository.
+    fn templated(n: usize) -> Vec<String> {
         let subjects = ["parser", "lexer", "scheduler", "ledger", "cache"];
-        let texts: Vec<String> = (0..1500)
+        (0..n)
             .map(|i| {
                 format!(
                     "editing the {} in repo r{} before the release",
@@ -810,7 +956,12 @@ mod tests {
                     i / subjects.len()
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_dense_ledgers_strongest_pairs_stay_linear() {
+        let texts = templated(1500);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let t = 0.18;
         assert!(similar_pair_count(&refs, t) > 1_000_000);
@@ -832,6 +983,35 @@ mod tests {
         assert!(found * 10 >= refs.len() * 9, "{found} of {}", refs.len());
         let same_subject = kept.iter().filter(|p| p.0 % 5 == p.1 % 5).count();
         assert!(same_subject * 10 >= kept.len() * 9, "{same_subject}");
+    }
+
+    /// Counting the elements most texts hold from bitsets chooses the
+    /// same texts to check as counting them from lists, and checks them
+    /// in the same order: only the time differs.
+    #[test]
+    fn bitset_counts_choose_what_list_counts_choose() {
+        let agents: Vec<String> = crate::ledger::synthetic::agent_lessons(3000)
+            .into_iter()
+            .map(|l| l.when)
+            .collect();
+        for texts in [corpus(), agents, templated(800)] {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            for cap in [1, 8, 128] {
+                let found = |share: usize| {
+                    let mut out = vec![];
+                    for_each_similar_pair_counting(&refs, 0.18, Some(cap), share, |i, j, s| {
+                        out.push((i, j, s));
+                        true
+                    });
+                    out
+                };
+                let lists = found(0);
+                assert!(!lists.is_empty());
+                for share in [2, HEAVY_SHARE, refs.len()] {
+                    assert!(found(share) == lists, "cap {cap}, share {share}");
+                }
+            }
+        }
     }
 
     /// The filters one at a time, on every pair of many small sets over a

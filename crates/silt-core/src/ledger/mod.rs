@@ -7,6 +7,7 @@ pub mod abstraction;
 mod best_first;
 pub mod candidates;
 pub mod demo;
+mod dense_counts;
 pub mod entry;
 pub mod events;
 mod ivf;
