@@ -172,6 +172,8 @@ pub struct EmbeddingJudge {
     pub cache: VectorCache,
     /// Single words, from the differences of triggers.
     pub words: VectorCache,
+    /// What relating lessons reads from their words.
+    read: WordsRead,
     version: String,
 }
 
@@ -195,6 +197,7 @@ impl EmbeddingJudge {
             calibration,
             cache: VectorCache::default(),
             words: VectorCache::with_budget(WORD_CACHE_BYTES),
+            read: WordsRead::default(),
             version,
         })
     }
@@ -296,18 +299,18 @@ impl EmbeddingJudge {
         let tw = self.pair_cosines(&whens.0, &whens.1)?;
         let ta = self.pair_cosines(&prefers.0, &prefers.1)?;
         let c = self.calibration;
-        // each text's words are read once a call: a sleep sends each
-        // lesson with many partners, and reading them per pair (six
-        // lowercased copies of the actions, two sets of numbered words)
-        // cost more than the cosines
-        let mut words = WordsRead::default();
+        // each text's words are read once while the judge has room for
+        // them: a sleep sends each lesson with many partners over many
+        // calls, and reading them per pair (six lowercased copies of the
+        // actions, two sets of numbered words) cost more than the cosines
+        let read = &mut self.read;
         let opposed: Vec<bool> = pairs
             .iter()
-            .map(|(x, y)| words.negated(x.1) != words.negated(y.1))
+            .map(|(x, y)| read.negated(x.1) != read.negated(y.1))
             .collect();
         let other_numbers: Vec<bool> = pairs
             .iter()
-            .map(|(x, y)| words.numbered(x.0) != words.numbered(y.0))
+            .map(|(x, y)| read.numbered(x.0) != read.numbered(y.0))
             .collect();
         // the differences are embedded only where a verdict that retires
         // a lesson is in play: each is a new text to embed, and with a
@@ -322,7 +325,7 @@ impl EmbeddingJudge {
                 if !at_stake {
                     return None;
                 }
-                differing_content(&words.content(x.0), &words.content(y.0))
+                differing_content(&read.content(x.0), &read.content(y.0))
             })
             .collect();
         let mut td = self.word_mean_cosines(diffs.iter().flatten())?.into_iter();
@@ -416,34 +419,48 @@ impl Judge for EmbeddingJudge {
 }
 
 /// What [`EmbeddingJudge::relate`] reads from each text's words, read
-/// once per distinct text of a call.
+/// once for as long as the judge has room: a sleep over 100k lessons sends
+/// each trigger in some twenty pairs, across many calls, and a reading
+/// kept for one call only was a fifth of the judge's time in the sandbox.
 #[derive(Default)]
-struct WordsRead<'t> {
-    negated: FxHashMap<&'t str, bool>,
-    numbered: FxHashMap<&'t str, Rc<BTreeSet<String>>>,
-    content: FxHashMap<&'t str, Rc<Vec<(String, String)>>>,
+struct WordsRead {
+    negated: FxHashMap<Box<str>, bool>,
+    numbered: FxHashMap<Box<str>, Rc<BTreeSet<String>>>,
+    content: FxHashMap<Box<str>, Rc<Vec<(String, String)>>>,
 }
 
-impl<'t> WordsRead<'t> {
-    fn negated(&mut self, action: &'t str) -> bool {
-        *self
-            .negated
-            .entry(action)
-            .or_insert_with(|| negated(action))
+/// Texts each of [`WordsRead`]'s maps keeps before it starts afresh (a few
+/// MiB of words at most; a 100k-lesson ledger has ~49k distinct triggers).
+const READINGS_KEPT: usize = 1 << 16;
+
+/// `map[text]`, read by `read` the first time.
+fn reading<V: Clone>(
+    map: &mut FxHashMap<Box<str>, V>,
+    text: &str,
+    read: impl FnOnce(&str) -> V,
+) -> V {
+    if let Some(v) = map.get(text) {
+        return v.clone();
+    }
+    let v = read(text);
+    if map.len() >= READINGS_KEPT {
+        map.clear();
+    }
+    map.insert(text.into(), v.clone());
+    v
+}
+
+impl WordsRead {
+    fn negated(&mut self, action: &str) -> bool {
+        reading(&mut self.negated, action, negated)
     }
 
-    fn numbered(&mut self, trigger: &'t str) -> Rc<BTreeSet<String>> {
-        self.numbered
-            .entry(trigger)
-            .or_insert_with(|| Rc::new(numbered_words(trigger)))
-            .clone()
+    fn numbered(&mut self, trigger: &str) -> Rc<BTreeSet<String>> {
+        reading(&mut self.numbered, trigger, |t| Rc::new(numbered_words(t)))
     }
 
-    fn content(&mut self, trigger: &'t str) -> Rc<Vec<(String, String)>> {
-        self.content
-            .entry(trigger)
-            .or_insert_with(|| Rc::new(content_words(trigger)))
-            .clone()
+    fn content(&mut self, trigger: &str) -> Rc<Vec<(String, String)>> {
+        reading(&mut self.content, trigger, |t| Rc::new(content_words(t)))
     }
 }
 
@@ -533,6 +550,33 @@ mod differing_tests {
 #[cfg(test)]
 mod cache_tests {
     use super::*;
+
+    #[test]
+    fn a_text_is_read_once_while_there_is_room() {
+        let mut map: FxHashMap<Box<str>, usize> = FxHashMap::default();
+        let mut reads = 0;
+        let mut read = |t: &str, reads: &mut usize| {
+            reading(&mut map, t, |t| {
+                *reads += 1;
+                t.len()
+            })
+        };
+        assert_eq!(read("repo r3", &mut reads), 7);
+        assert_eq!(read("repo r3", &mut reads), 7);
+        assert_eq!(reads, 1);
+        let texts: Vec<String> = (0..READINGS_KEPT + 5).map(|i| format!("t{i}")).collect();
+        for t in &texts {
+            read(t, &mut reads);
+        }
+        assert_eq!(reads, 1 + READINGS_KEPT + 5);
+        // full, the map started afresh rather than growing
+        assert!(map.len() <= READINGS_KEPT);
+        assert_eq!(reading(&mut map, "t3", |_| 0), 0, "t3 was let go");
+        assert_eq!(
+            reading(&mut map, &texts[READINGS_KEPT + 4], |_| 0),
+            texts[READINGS_KEPT + 4].len()
+        );
+    }
 
     /// A fake encoder's vector: the text's length, so a wrong vector shows.
     fn encode(embedded: &mut Vec<String>, chunk: &[&str]) -> Result<Vec<Vec<f32>>, JudgeError> {
