@@ -11,7 +11,6 @@ use std::collections::{BTreeSet, VecDeque};
 use std::path::Path;
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap;
 use silt_core::lexical::softmax;
 use silt_core::text::{negated, numbered_words};
 use silt_core::types::{Answer, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage};
@@ -19,6 +18,7 @@ use silt_core::validate::validate_question;
 
 use crate::calibration::Calibration;
 use crate::model::{Encoder, Kind};
+use crate::text_map::TextMap;
 use silt_core::text::cosine;
 
 /// Bytes a warm judge keeps of texts and their vectors between calls. A
@@ -47,7 +47,7 @@ const CHUNK: usize = 64;
 /// as long as the judge instance lives and the cache has room for it
 /// (the oldest go first).
 pub struct VectorCache {
-    map: FxHashMap<Rc<str>, Rc<[f32]>>,
+    map: TextMap<Rc<[f32]>>,
     order: VecDeque<Rc<str>>,
     /// Bytes the kept entries cost, counted as [`ENTRY_OVERHEAD`] each
     /// beyond their text and vector.
@@ -72,7 +72,7 @@ impl VectorCache {
     /// An empty cache that keeps at most `budget` bytes between calls.
     pub fn with_budget(budget: usize) -> VectorCache {
         VectorCache {
-            map: FxHashMap::default(),
+            map: TextMap::default(),
             order: VecDeque::new(),
             bytes: 0,
             budget,
@@ -112,7 +112,7 @@ impl VectorCache {
     ) -> Result<Vec<Rc<[f32]>>, JudgeError> {
         // one lookup a text that is kept (most are, in a sleep pass)
         let mut out: Vec<Option<Rc<[f32]>>> =
-            texts.iter().map(|t| self.map.get(*t).cloned()).collect();
+            texts.iter().map(|t| self.map.get(t).cloned()).collect();
         let mut missing: Vec<&str> = texts
             .iter()
             .zip(&out)
@@ -135,7 +135,7 @@ impl VectorCache {
         }
         for (v, t) in out.iter_mut().zip(texts) {
             if v.is_none() {
-                *v = Some(self.map[*t].clone());
+                *v = self.map.get(t).cloned();
             }
         }
         while self.bytes > self.budget {
@@ -424,9 +424,9 @@ impl Judge for EmbeddingJudge {
 /// kept for one call only was a fifth of the judge's time in the sandbox.
 #[derive(Default)]
 struct WordsRead {
-    negated: FxHashMap<Box<str>, bool>,
-    numbered: FxHashMap<Box<str>, Rc<BTreeSet<String>>>,
-    content: FxHashMap<Box<str>, Rc<Vec<(String, String)>>>,
+    negated: TextMap<bool>,
+    numbered: TextMap<Rc<BTreeSet<String>>>,
+    content: TextMap<Rc<Vec<(String, String)>>>,
 }
 
 /// Texts each of [`WordsRead`]'s maps keeps before it starts afresh (a few
@@ -434,11 +434,7 @@ struct WordsRead {
 const READINGS_KEPT: usize = 1 << 16;
 
 /// `map[text]`, read by `read` the first time.
-fn reading<V: Clone>(
-    map: &mut FxHashMap<Box<str>, V>,
-    text: &str,
-    read: impl FnOnce(&str) -> V,
-) -> V {
+fn reading<V: Clone>(map: &mut TextMap<V>, text: &str, read: impl FnOnce(&str) -> V) -> V {
     if let Some(v) = map.get(text) {
         return v.clone();
     }
@@ -446,7 +442,7 @@ fn reading<V: Clone>(
     if map.len() >= READINGS_KEPT {
         map.clear();
     }
-    map.insert(text.into(), v.clone());
+    map.insert(Rc::from(text), v.clone());
     v
 }
 
@@ -553,7 +549,7 @@ mod cache_tests {
 
     #[test]
     fn a_text_is_read_once_while_there_is_room() {
-        let mut map: FxHashMap<Box<str>, usize> = FxHashMap::default();
+        let mut map: TextMap<usize> = TextMap::default();
         let mut reads = 0;
         let mut read = |t: &str, reads: &mut usize| {
             reading(&mut map, t, |t| {

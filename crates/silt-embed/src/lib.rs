@@ -8,6 +8,7 @@
 pub mod calibration;
 pub mod judge;
 pub mod model;
+mod text_map;
 
 pub use judge::EmbeddingJudge;
 pub use model::{Encoder, Kind, ModelError};
