@@ -306,8 +306,7 @@ fn for_each_similar_pair(
     max_checks: Option<usize>,
     found: impl FnMut(usize, usize, f64) -> bool,
 ) {
-    let share = if max_checks.is_some() { HEAVY_SHARE } else { 0 };
-    for_each_similar_pair_counting(texts, threshold, max_checks, share, found)
+    for_each_similar_pair_counting(texts, threshold, max_checks, HEAVY_SHARE, found)
 }
 
 /// [`for_each_similar_pair`], with the elements in more than `1 / share`
@@ -338,6 +337,7 @@ fn for_each_similar_pair_counting(
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_by_key(|&i| (tri.len[i as usize], i));
     let text = |place: u32| order[place as usize] as usize;
+    // without a cap every text sharing an element is checked anyway
     let share = if max_checks.is_some() { share } else { 0 };
     let heavy = [
         Heavy::new(tok.universe, n, share, |p| tok.probe_prefix(text(p as u32))),
