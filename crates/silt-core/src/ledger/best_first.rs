@@ -78,24 +78,26 @@ impl<S: Score, T: Copy> Strongest<S, T> {
         }
     }
 
-    /// Offers `partner` at `score` to item `at`'s list.
-    pub fn offer(&mut self, at: usize, score: S, partner: T) {
+    /// Offers `partner` at `score` to item `at`'s list. Returns the
+    /// weakest score the list keeps once it is full (a later offer must
+    /// beat it), None while it has room.
+    pub fn offer(&mut self, at: usize, score: S, partner: T) -> Option<S> {
         let list = &mut self.lists[at];
         if list.len() < self.keep {
             list.push((score, partner));
-            if list.len() == self.keep {
+            if list.len() < self.keep {
+                return None;
+            }
+            self.weakest[at] = first_weakest(list);
+        } else {
+            // keep is 0: nothing is ever taken
+            let weakest = list.get_mut(self.weakest[at] as usize)?;
+            if weakest.0.order(&score) == Ordering::Less {
+                *weakest = (score, partner);
                 self.weakest[at] = first_weakest(list);
             }
-            return;
         }
-        let Some(weakest) = list.get_mut(self.weakest[at] as usize) else {
-            // keep is 0
-            return;
-        };
-        if weakest.0.order(&score) == Ordering::Less {
-            *weakest = (score, partner);
-            self.weakest[at] = first_weakest(list);
-        }
+        Some(list[self.weakest[at] as usize].0)
     }
 
     /// Each item's list, in no particular order.
@@ -115,7 +117,8 @@ mod tests {
     use super::*;
 
     /// The same lists as finding the weakest on every offer, on offers
-    /// with many equal scores.
+    /// with many equal scores, and each offer tells the weakest score of
+    /// a full list.
     #[test]
     fn strongest_keeps_what_a_scan_on_every_offer_keeps() {
         let offers: Vec<(usize, f32, u32)> = (0..5000u32)
@@ -125,7 +128,7 @@ mod tests {
             let mut fast = Strongest::new(7, keep);
             let mut slow: Vec<Vec<(f32, u32)>> = vec![vec![]; 7];
             for &(at, score, partner) in &offers {
-                fast.offer(at, score, partner);
+                let weakest = fast.offer(at, score, partner);
                 let list = &mut slow[at];
                 if list.len() < keep {
                     list.push((score, partner));
@@ -136,6 +139,9 @@ mod tests {
                 {
                     *w = (score, partner);
                 }
+                let full = keep > 0 && list.len() == keep;
+                let least = list.iter().map(|w| w.0).min_by(f32::total_cmp);
+                assert_eq!(weakest, least.filter(|_| full), "keep {keep}");
             }
             assert_eq!(fast.into_lists(), slow, "keep {keep}");
         }

@@ -142,14 +142,22 @@ impl Ivf {
         index
     }
 
-    /// Calls `found(i, j, cosine)` once for each pair of rows at `cut` or
-    /// nearer that the probes reach (i, j in the input's numbering).
-    pub fn for_each_near(&self, cut: f32, mut found: impl FnMut(usize, usize, f32)) {
-        let limit = Sketches::most_apart(self.packed.dim, f64::from(cut), SPREAD);
+    /// Calls `near.found(i, j, cosine)` once for each pair of rows at
+    /// `near.bar` of either row or nearer that the probes reach (i, j in
+    /// the input's numbering).
+    ///
+    /// A caller that keeps each row's few nearest raises a row's bar to
+    /// the weakest it keeps once its list is full: on dense text (the
+    /// `families` generator: about 580 rows past the cut-off a row) most
+    /// pairs then fail the sketch test for the bar of both rows, and are
+    /// neither compared exactly nor offered.
+    pub fn for_each_near(&self, near: &mut impl Near) {
+        let limits = Limits::new(self.packed.dim);
         // packed row by packed row, so consecutive rows probe mostly the
         // same lists while they are in cache
         for (g, probed) in self.probes.iter().enumerate() {
             let l = self.list_of[g];
+            let i = self.ids[g] as usize;
             let (v, sketch) = (self.packed.row(g), &self.sketches[g]);
             for (k, &p) in probed.iter().enumerate() {
                 if probed[..k].contains(&p) {
@@ -161,16 +169,56 @@ impl Ivf {
                     if h == g || (h < g && self.probes[h].contains(&l)) {
                         continue;
                     }
-                    if Sketches::apart(sketch, &self.sketches[h]) > limit {
+                    let j = self.ids[h] as usize;
+                    // not f32::min: its NaN rule makes it a call to
+                    // libm's fminf in wasm, 4% of pairing (no NaN comes)
+                    let (x, y) = (near.bar(i), near.bar(j));
+                    let bar = if x < y { x } else { y };
+                    if Sketches::apart(sketch, &self.sketches[h]) > limits.at(bar) {
                         continue;
                     }
                     let sim = dot(v, self.packed.row(h));
-                    if sim >= cut {
-                        found(self.ids[g] as usize, self.ids[h] as usize, sim);
+                    if sim >= bar {
+                        near.found(i, j, sim);
                     }
                 }
             }
         }
+    }
+}
+
+/// What [`Ivf::for_each_near`] reports to, and asks how near a pair
+/// must be for a row.
+pub trait Near {
+    /// The least cosine at which a pair with row `i` still matters.
+    fn bar(&self, i: usize) -> f32;
+    /// A pair at cosine `sim`, at least the bar of one of its rows.
+    fn found(&mut self, i: usize, j: usize, sim: f32);
+}
+
+/// Steps per unit of cosine of [`Limits`].
+const LIMIT_STEPS: f32 = 1024.0;
+
+/// [`Sketches::most_apart`] at every cosine, in steps of 1/1024 rounded
+/// down (a looser limit, never a tighter one).
+struct Limits(Vec<u32>);
+
+impl Limits {
+    fn new(dim: usize) -> Limits {
+        let steps = 2 * LIMIT_STEPS as usize;
+        Limits(
+            (0..=steps)
+                .map(|k| {
+                    let cosine = k as f64 / f64::from(LIMIT_STEPS) - 1.0;
+                    Sketches::most_apart(dim, cosine, SPREAD)
+                })
+                .collect(),
+        )
+    }
+
+    fn at(&self, cosine: f32) -> u32 {
+        let k = ((cosine.clamp(-1.0, 1.0) + 1.0) * LIMIT_STEPS) as usize;
+        self.0[k]
     }
 }
 

@@ -19,7 +19,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::best_first::Strongest;
-use super::ivf::Ivf;
+use super::ivf::{Ivf, Near};
 use super::rows::dot_f32;
 pub use super::rows::{Rows, dot, quantise};
 use super::twins::Twins;
@@ -128,24 +128,51 @@ pub fn near_pairs(rows: &Rows, cut: f64, per_row: usize) -> Vec<(usize, usize, f
 /// at `cut` or nearer (of those compared), as (cosine, row).
 fn nearest_lists(rows: &Rows, cut: f32, per_row: usize) -> Vec<Vec<(f32, u32)>> {
     let n = rows.len();
-    let mut best: Strongest<f32, u32> = Strongest::new(n, per_row);
-    let mut keep = |i: usize, j: usize, sim: f32| {
-        best.offer(i, sim, j as u32);
-        best.offer(j, sim, i as u32);
+    let mut lists = Lists {
+        best: Strongest::new(n, per_row),
+        bars: vec![cut; n],
+        cut,
     };
     if n <= EXACT_UP_TO {
         for i in 0..n {
             for j in i + 1..n {
                 let sim = dot(rows.row(i), rows.row(j));
                 if sim >= cut {
-                    keep(i, j, sim);
+                    lists.found(i, j, sim);
                 }
             }
         }
     } else {
-        Ivf::build(rows).for_each_near(cut, keep);
+        Ivf::build(rows).for_each_near(&mut lists);
     }
-    best.into_lists()
+    lists.best.into_lists()
+}
+
+/// Each row's nearest so far, and the cosine a pair must reach to enter
+/// its list: the cut-off, then the weakest of a full list.
+struct Lists {
+    best: Strongest<f32, u32>,
+    bars: Vec<f32>,
+    cut: f32,
+}
+
+impl Near for Lists {
+    fn bar(&self, i: usize) -> f32 {
+        self.bars[i]
+    }
+
+    fn found(&mut self, i: usize, j: usize, sim: f32) {
+        for (at, partner) in [(i, j), (j, i)] {
+            if let Some(weakest) = self.best.offer(at, sim, partner as u32) {
+                // a comparison, not f32::max (libm's fmaxf in wasm)
+                self.bars[at] = if weakest > self.cut {
+                    weakest
+                } else {
+                    self.cut
+                };
+            }
+        }
+    }
 }
 
 /// How many rows `keep` lets through are at `cut` or nearer to `v`: one
@@ -473,6 +500,45 @@ pub(crate) mod tests {
             "found {hit} of {} near pairs",
             want.len()
         );
+    }
+
+    /// Dense rows (topics of 150, hundreds near each row, as generated
+    /// templated lessons are): each row's exact nearest `per_row` are
+    /// nearly all among the pairs the index returns, though a full list
+    /// raises its row's bar and passes over most of its near rows.
+    #[test]
+    fn the_index_keeps_each_rows_nearest_among_many_near_ones() {
+        let rows = topics(20, 150, 0.09, 48, 3);
+        assert!(rows.len() > EXACT_UP_TO);
+        let (cut, per_row) = (0.5, 16);
+        let found: std::collections::HashSet<(usize, usize)> = near_pairs(&rows, cut, per_row)
+            .into_iter()
+            .map(|(i, j, _)| (i, j))
+            .collect();
+        let (mut want, mut hit, mut dense) = (0, 0, 0);
+        for i in 0..rows.len() {
+            let mut near: Vec<(f32, usize)> = (0..rows.len())
+                .filter(|&j| j != i)
+                .map(|j| (dot(rows.row(i), rows.row(j)), j))
+                .filter(|&(sim, _)| f64::from(sim) >= cut)
+                .collect();
+            dense += usize::from(near.len() > 8 * per_row);
+            near.sort_by(|a, b| b.0.total_cmp(&a.0));
+            // ties at the last place may go either way
+            let last = near.get(per_row - 1).map_or(f32::MIN, |n| n.0);
+            for &(sim, j) in near.iter().take(per_row) {
+                if sim > last {
+                    want += 1;
+                    hit += usize::from(found.contains(&(i.min(j), i.max(j))));
+                }
+            }
+        }
+        assert!(dense > rows.len() / 2, "{dense} rows have many near rows");
+        assert!(
+            hit as f64 >= 0.9 * want as f64,
+            "found {hit} of {want} nearest pairs"
+        );
+        eprintln!("found {hit} of {want} nearest pairs");
     }
 
     /// Rows repeated many times (one text in many lessons), past the
