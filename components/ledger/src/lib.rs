@@ -384,8 +384,16 @@ impl GuestLedger for LedgerResource {
         let mut failure = None;
         let (report, change) = self.changing(|l| {
             let mut next_id = || silt::host::ids::next_id();
-            let mut stage = |name: &str, took: std::time::Duration| {
-                stages.push(format!("{name} {:.3} s", took.as_secs_f64()));
+            let mut stage = |name: &str, took: std::time::Duration, counts: &[(&str, usize)]| {
+                let counts: Vec<String> = counts
+                    .iter()
+                    .map(|(what, n)| format!("{n} {what}"))
+                    .collect();
+                stages.push(if counts.is_empty() {
+                    format!("{name} {:.3} s", took.as_secs_f64())
+                } else {
+                    format!("{name} {:.3} s ({})", took.as_secs_f64(), counts.join(", "))
+                });
             };
             match core::sleep::sleep_staged(
                 l,
