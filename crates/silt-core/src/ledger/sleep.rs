@@ -12,7 +12,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::Serialize;
 
-use super::abstraction::{abstract_parent, parent_trigger};
+use super::abstraction::{abstract_parent, parent_trigger_of, trigger_words};
 use super::candidates::{MAX_PARTNERS, PartnerGroups, strongest_partners};
 use super::entry::{Entry, Status};
 use super::events::Event;
@@ -428,7 +428,7 @@ fn judge_pairs(
 /// taken greedily, the lesson with the most siblings not yet in a group
 /// first (the earliest on a tie). A group holds only as many of the
 /// centre's siblings as its parent's trigger can name
-/// ([`parent_trigger`]): a parent names every lesson it folds. Siblings
+/// ([`super::abstraction::parent_trigger`]): a parent names every lesson it folds. Siblings
 /// left out stay active for a group of their own, or the next pass.
 fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>, String)> {
     let mut siblings: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
@@ -437,6 +437,13 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
         siblings.entry(b).or_default().insert(a);
     }
     let min = ledger.params.abstraction_min.max(2);
+    let when = |i: usize| ledger.entries[i].when.as_str();
+    // each trigger split once: a centre's group is named anew for every
+    // sibling it tries
+    let words: HashMap<usize, Vec<&str>> = siblings
+        .keys()
+        .map(|&i| (i, trigger_words(when(i))))
+        .collect();
     let mut taken: BTreeSet<usize> = BTreeSet::new();
     let free = |taken: &BTreeSet<usize>, c: usize| {
         siblings[&c].iter().filter(|m| !taken.contains(m)).count()
@@ -461,17 +468,19 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
             break;
         }
         let mut members = vec![centre];
+        let mut whens = vec![when(centre)];
+        let mut split = vec![words[&centre].as_slice()];
         let mut name = None;
         for &m in siblings[&centre].iter().filter(|m| !taken.contains(m)) {
             members.push(m);
-            let whens: Vec<&str> = members
-                .iter()
-                .map(|&i| ledger.entries[i].when.as_str())
-                .collect();
-            match parent_trigger(&whens) {
+            whens.push(when(m));
+            split.push(words[&m].as_slice());
+            match parent_trigger_of(&whens, &split) {
                 Some(n) => name = Some(n),
                 None => {
                     members.pop();
+                    whens.pop();
+                    split.pop();
                 }
             }
         }
