@@ -7,7 +7,7 @@
 //! question). Each item's answer depends on that item and the question
 //! only, never on the rest of the batch, so answers can be cached per item.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -18,7 +18,7 @@ use silt_core::validate::validate_question;
 
 use crate::calibration::Calibration;
 use crate::model::{Encoder, Kind};
-use crate::text_map::TextMap;
+use crate::text_map::{TextMap, same_bytes};
 use silt_core::text::cosine;
 
 /// Bytes a warm judge keeps of texts and their vectors between calls. A
@@ -202,15 +202,6 @@ impl EmbeddingJudge {
         })
     }
 
-    /// Cosines between every text of `a` and the same-position text of `b`.
-    fn pair_cosines(&mut self, a: &[&str], b: &[&str]) -> Result<Vec<f64>, JudgeError> {
-        let mut all: Vec<&str> = a.to_vec();
-        all.extend_from_slice(b);
-        let v = self.cache.vectors(&self.encoder, &all)?;
-        let (va, vb) = v.split_at(a.len());
-        Ok(va.iter().zip(vb).map(|(x, y)| cosine(x, y)).collect())
-    }
-
     /// The cosine of the mean word vectors of each pair of phrases. Words
     /// are embedded one by one, so the cache holds a vocabulary, not every
     /// phrase two triggers can differ in (with MiniLM in the sandbox,
@@ -294,23 +285,58 @@ impl EmbeddingJudge {
         &mut self,
         pairs: &[(LessonText<'_>, LessonText<'_>)],
     ) -> Result<Vec<Relation>, JudgeError> {
-        let whens: (Vec<&str>, Vec<&str>) = pairs.iter().map(|(a, b)| (a.0, b.0)).unzip();
-        let prefers: (Vec<&str>, Vec<&str>) = pairs.iter().map(|(a, b)| (a.1, b.1)).unzip();
-        let tw = self.pair_cosines(&whens.0, &whens.1)?;
-        let ta = self.pair_cosines(&prefers.0, &prefers.1)?;
+        // each lesson of the batch is read once where it repeats: a sleep
+        // sends pairs in order of their first lesson, which has a dozen
+        // partners or more, and four lookups a pair were most of the
+        // judge's time on a 100k-lesson ledger
+        let mut lessons: Vec<LessonText<'_>> = Vec::new();
+        let mut at: Vec<(usize, usize)> = Vec::with_capacity(pairs.len());
+        let mut first: Option<usize> = None;
+        for (x, y) in pairs {
+            let same = |l: &LessonText<'_>| {
+                same_bytes(l.0.as_bytes(), x.0.as_bytes())
+                    && same_bytes(l.1.as_bytes(), x.1.as_bytes())
+            };
+            let i = match first.filter(|&i| same(&lessons[i])) {
+                Some(i) => i,
+                None => {
+                    lessons.push(*x);
+                    lessons.len() - 1
+                }
+            };
+            first = Some(i);
+            lessons.push(*y);
+            at.push((i, lessons.len() - 1));
+        }
+        let texts: Vec<&str> = lessons.iter().flat_map(|l| [l.0, l.1]).collect();
+        let vectors = self.cache.vectors(&self.encoder, &texts)?;
+        let (tw, ta): (Vec<f64>, Vec<f64>) = at
+            .iter()
+            .map(|&(i, j)| {
+                (
+                    cosine(&vectors[2 * i], &vectors[2 * j]),
+                    cosine(&vectors[2 * i + 1], &vectors[2 * j + 1]),
+                )
+            })
+            .unzip();
         let c = self.calibration;
         // each text's words are read once while the judge has room for
         // them: a sleep sends each lesson with many partners over many
         // calls, and reading them per pair (six lowercased copies of the
         // actions, two sets of numbered words) cost more than the cosines
         let read = &mut self.read;
-        let opposed: Vec<bool> = pairs
+        read.make_room();
+        let readings: Vec<(bool, u32)> = lessons
             .iter()
-            .map(|(x, y)| read.negated(x.1) != read.negated(y.1))
+            .map(|l| (read.negated(l.1), read.numbered(l.0)))
             .collect();
-        let other_numbers: Vec<bool> = pairs
+        let opposed: Vec<bool> = at
             .iter()
-            .map(|(x, y)| read.numbered(x.0) != read.numbered(y.0))
+            .map(|&(i, j)| readings[i].0 != readings[j].0)
+            .collect();
+        let other_numbers: Vec<bool> = at
+            .iter()
+            .map(|&(i, j)| readings[i].1 != readings[j].1)
             .collect();
         // the differences are embedded only where a verdict that retires
         // a lesson is in play: each is a new text to embed, and with a
@@ -425,7 +451,12 @@ impl Judge for EmbeddingJudge {
 #[derive(Default)]
 struct WordsRead {
     negated: TextMap<bool>,
-    numbered: TextMap<Rc<BTreeSet<String>>>,
+    /// Each trigger's numbered words, as the id of that set in
+    /// `number_sets`: two triggers name the same numbered things when
+    /// their ids are equal (comparing the sets of strings a pair was a
+    /// tenth of the judge's time).
+    numbered: TextMap<u32>,
+    number_sets: HashMap<BTreeSet<String>, u32>,
     content: TextMap<Rc<Vec<(String, String)>>>,
 }
 
@@ -439,20 +470,36 @@ fn reading<V: Clone>(map: &mut TextMap<V>, text: &str, read: impl FnOnce(&str) -
         return v.clone();
     }
     let v = read(text);
-    if map.len() >= READINGS_KEPT {
-        map.clear();
-    }
     map.insert(Rc::from(text), v.clone());
     v
 }
 
 impl WordsRead {
+    /// Starts afresh where a map has passed [`READINGS_KEPT`]: between
+    /// calls only, so that ids read within a call compare.
+    fn make_room(&mut self) {
+        if self.negated.len() >= READINGS_KEPT {
+            self.negated.clear();
+        }
+        if self.numbered.len() >= READINGS_KEPT {
+            self.numbered.clear();
+            self.number_sets.clear();
+        }
+        if self.content.len() >= READINGS_KEPT {
+            self.content.clear();
+        }
+    }
+
     fn negated(&mut self, action: &str) -> bool {
         reading(&mut self.negated, action, negated)
     }
 
-    fn numbered(&mut self, trigger: &str) -> Rc<BTreeSet<String>> {
-        reading(&mut self.numbered, trigger, |t| Rc::new(numbered_words(t)))
+    fn numbered(&mut self, trigger: &str) -> u32 {
+        let sets = &mut self.number_sets;
+        reading(&mut self.numbered, trigger, |t| {
+            let next = sets.len() as u32;
+            *sets.entry(numbered_words(t)).or_insert(next)
+        })
     }
 
     fn content(&mut self, trigger: &str) -> Rc<Vec<(String, String)>> {
@@ -560,18 +607,35 @@ mod cache_tests {
         assert_eq!(read("repo r3", &mut reads), 7);
         assert_eq!(read("repo r3", &mut reads), 7);
         assert_eq!(reads, 1);
-        let texts: Vec<String> = (0..READINGS_KEPT + 5).map(|i| format!("t{i}")).collect();
+    }
+
+    /// Triggers naming the same numbered things get one id, others
+    /// another; the maps start afresh between calls once full, never
+    /// within one (where ids already read must still compare).
+    #[test]
+    fn numbered_words_compare_by_id_and_the_readings_start_afresh_when_full() {
+        let mut read = WordsRead::default();
+        let r3 = read.numbered("editing the parser in repo r3");
+        assert_eq!(read.numbered("reviewing repo R3 today"), r3);
+        assert_ne!(read.numbered("editing the parser in repo r12"), r3);
+        assert_eq!(read.numbered("no numbers here"), read.numbered("nor here"));
+        let texts: Vec<String> = (0..READINGS_KEPT + 5)
+            .map(|i| format!("repo r{i}"))
+            .collect();
         for t in &texts {
-            read(t, &mut reads);
+            read.numbered(t);
+            read.negated(t);
         }
-        assert_eq!(reads, 1 + READINGS_KEPT + 5);
-        // full, the map started afresh rather than growing
-        assert!(map.len() <= READINGS_KEPT);
-        assert_eq!(reading(&mut map, "t3", |_| 0), 0, "t3 was let go");
-        assert_eq!(
-            reading(&mut map, &texts[READINGS_KEPT + 4], |_| 0),
-            texts[READINGS_KEPT + 4].len()
+        // over the limit within a call: kept, ids still distinct
+        assert_eq!(read.numbered.len(), READINGS_KEPT + 5 + 5);
+        assert_ne!(
+            read.numbered(&texts[0]),
+            read.numbered(&texts[READINGS_KEPT + 4])
         );
+        read.make_room();
+        assert!(read.numbered.is_empty() && read.number_sets.is_empty());
+        assert!(read.negated.is_empty());
+        assert_eq!(read.numbered("repo r3 again"), 0);
     }
 
     /// A fake encoder's vector: the text's length, so a wrong vector shows.

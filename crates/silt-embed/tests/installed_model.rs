@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use silt_core::types::{AnswerSpace, ChoiceOption, Item, Judge, Question};
+use silt_embed::judge::LessonText;
 use silt_embed::{EmbeddingJudge, Encoder, Kind, cosine};
 
 fn model(name: &str) -> PathBuf {
@@ -133,6 +134,54 @@ fn answers_do_not_depend_on_the_rest_of_the_batch() {
     let again = judge.ask(&q, &items(&["add dark mode"])).unwrap();
     assert_eq!(again.usage.input_tokens, 0, "everything was cached");
     assert!(alone.usage.input_tokens > 0);
+}
+
+/// A batch reads each repeated first lesson once (a sleep sends a
+/// lesson's partners in a row): every pair's relation is the one it gets
+/// alone, whatever its neighbours, numbered words and negations included.
+#[test]
+fn relations_do_not_depend_on_the_rest_of_the_batch() {
+    for name in ["minilm", "potion"] {
+        let mut judge = EmbeddingJudge::load(&model(name)).unwrap();
+        let a = (
+            "editing the parser in repo r3",
+            "run the parser tests first",
+        );
+        let lessons = [
+            (
+                "changing the parser in repo r3",
+                "run the parser tests first",
+            ),
+            (
+                "editing the parser in repo r12",
+                "run the parser tests first",
+            ),
+            (
+                "editing the parser in repo r3",
+                "do not run the parser tests first",
+            ),
+            ("writing a database migration", "back up the table first"),
+            (
+                "Editing the parser in repo r3",
+                "run the parser tests first",
+            ),
+        ];
+        let b = ("writing a database migration", "back up the table first");
+        let mut pairs: Vec<(LessonText<'_>, LessonText<'_>)> =
+            lessons.iter().map(|&l| (a, l)).collect();
+        pairs.push((b, a));
+        pairs.extend(lessons.iter().map(|&l| (b, l)));
+        pairs.push((a, b));
+        // the first lesson changes in its action only
+        pairs.push((lessons[2], b));
+        pairs.push((lessons[2], a));
+        let batch = judge.relate(&pairs).unwrap();
+        let mut fresh = EmbeddingJudge::load(&model(name)).unwrap();
+        for (pair, together) in pairs.iter().zip(&batch) {
+            let alone = fresh.relate(&[*pair]).unwrap()[0];
+            assert_eq!(&alone, together, "{name}: {pair:?}");
+        }
+    }
 }
 
 #[test]
