@@ -305,7 +305,7 @@ impl LoadedJudge {
     /// whose lists are read as the four named relations.
     ///
     /// The pairs go in batches of the judge's preferred size (the ledger
-    /// sends up to 256): each call is held to the plugin's CPU and time
+    /// sends up to 4,096): each call is held to the plugin's CPU and time
     /// limits, so a slow judge's limit bounds one batch, not a whole sleep
     /// pass (a local language model relates a pair in seconds).
     pub async fn relate(
