@@ -6,9 +6,11 @@
 //! Each active lesson has three unit vectors: its trigger (WHEN), its
 //! action (PREFER), and the whole lesson, taken as the normalised sum of
 //! the two (no third embedding per lesson). Near triggers or near whole
-//! lessons pair duplicates and contradictions; near actions pair siblings
-//! (one action across situations), as the lexical candidates pair them by
-//! trigger and by action.
+//! lessons pair duplicates and contradictions. Near actions pair siblings
+//! (one action across situations): they are found between distinct
+//! action texts ([`VectorCache::near_texts`]), and the sleep pass pairs
+//! their lessons nearest by trigger, as it does lessons whose actions
+//! are near in words (`sleep::Partners`).
 //!
 //! Up to [`EXACT_UP_TO`] lessons every pair is compared. Past it, an
 //! inverted-file index ([`super::ivf`]) compares a lesson with about a
@@ -223,11 +225,10 @@ pub struct VectorCache {
     by_lesson: HashMap<String, HashMap<String, Vec<i8>>>,
 }
 
-/// The three views of a list of lessons, row `r` for lesson `r`.
+/// The views of a list of lessons by situation, row `r` for lesson `r`.
 #[derive(Debug, Clone)]
 pub struct Views {
     pub trigger: Rows,
-    pub action: Rows,
     pub lesson: Rows,
     pub cuts: Cuts,
 }
@@ -360,17 +361,30 @@ impl VectorCache {
         let cuts = self.cuts?;
         let mut views = Views {
             trigger: Rows::new(self.dim),
-            action: Rows::new(self.dim),
             lesson: Rows::new(self.dim),
             cuts,
         };
         for (when, prefer) in lessons {
             let (t, a) = (self.get(when)?, self.get(prefer)?);
             views.trigger.push_stored(t);
-            views.action.push_stored(a);
             views.lesson.push_stored(&lesson_vector(t, a));
         }
         Some(views)
+    }
+
+    /// Pairs (i < j) of `actions` near in meaning, with their cosine, each
+    /// among the
+    /// `per_row` nearest of one of its two texts, when every text has a
+    /// vector and a judge gave cut-offs. The texts should be distinct:
+    /// a text said in a thousand lessons is one row here, where by lesson
+    /// every twin ties at cosine 1 and a list took the first by position.
+    pub fn near_texts(&self, actions: &[&str], per_row: usize) -> Option<Vec<(usize, usize, f64)>> {
+        let cuts = self.cuts?;
+        let mut rows = Rows::new(self.dim);
+        for text in actions {
+            rows.push_stored(self.get(text)?);
+        }
+        Some(near_pairs(&rows, cuts.action, per_row))
     }
 }
 
@@ -386,14 +400,6 @@ impl Views {
         pairs.sort_unstable();
         pairs.dedup();
         pairs
-    }
-
-    /// Pairs near by action (siblings: one action across situations).
-    pub fn same_action_pairs(&self, per_row: usize) -> Vec<(usize, usize)> {
-        near_pairs(&self.action, self.cuts.action, per_row)
-            .into_iter()
-            .map(|(i, j, _)| (i, j))
-            .collect()
     }
 }
 

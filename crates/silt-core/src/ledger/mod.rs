@@ -21,6 +21,7 @@ pub mod similarity;
 mod sketch;
 pub mod sleep;
 pub mod synthetic;
+mod trigger_order;
 mod twins;
 pub mod undo;
 pub mod wit;

@@ -18,6 +18,7 @@ use super::entry::{Entry, Status};
 use super::events::Event;
 use super::ops::Ledger;
 use super::relate::{Decision, Lesson, Relation, RelationJudge, Verdict, decide};
+use super::trigger_order::TriggerOrder;
 
 /// What one sleep pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -172,11 +173,19 @@ const RESERVE_PARTNERS: usize = 8;
 /// texts than a round takes. A round only retires lessons, so a lesson's
 /// [`MAX_PARTNERS`] strongest among those still active are the first
 /// active ones of its list, as long as the list has not run short.
+///
+/// By action, the lessons of each near action (in words, then in
+/// meaning: [`add_near_in_meaning`]) are read nearest the lesson's own
+/// trigger first ([`TriggerOrder`]), not by position.
 struct Partners {
     /// Entry index of each text the lists are over.
     entry: Vec<usize>,
-    /// By trigger and by action: each distinct text's partner texts.
+    /// By trigger and by action: each distinct text's partner texts (by
+    /// action, those near in meaning after those near in words, with
+    /// their cosine).
     groups: [PartnerGroups; 2],
+    /// The groups by action, their members in trigger order.
+    by_action: TriggerOrder,
 }
 
 impl Partners {
@@ -203,7 +212,15 @@ impl Partners {
                 keep,
             ),
         ];
-        Partners { entry, groups }
+        let mut groups = groups;
+        add_near_in_meaning(ledger, &entry, &mut groups[BY_ACTION]);
+        let when = |x: u32| ledger.entries[entry[x as usize]].when.as_str();
+        let by_action = TriggerOrder::new(&groups[BY_ACTION].members, when);
+        Partners {
+            by_action,
+            groups,
+            entry,
+        }
     }
 
     /// Candidate pairs (by entry index, sorted) among active entries: each
@@ -221,31 +238,42 @@ impl Partners {
     fn pairs(&self, ledger: &Ledger, by_meaning: &[(usize, usize)]) -> Vec<(usize, usize)> {
         let is_active = |i: usize| ledger.entries[i].status == Status::Active;
         let mut pairs: Vec<(usize, usize)> = Vec::new();
-        for groups in &self.groups {
-            // each group's texts still active, found once a round: a
-            // group of a thousand duplicates merged into one is read once
-            let active: Vec<Vec<u32>> = groups
-                .members
-                .iter()
-                .map(|m| {
-                    m.iter()
-                        .copied()
-                        .filter(|&x| is_active(self.entry[x as usize]))
-                        .collect()
-                })
-                .collect();
-            for (x, &a) in self.entry.iter().enumerate() {
-                if !is_active(a) {
-                    continue;
-                }
-                for (y, _) in groups
-                    .partners_of(x, |g| &active[g as usize])
-                    .take(MAX_PARTNERS)
-                {
-                    let b = self.entry[y as usize];
-                    pairs.push((a.min(b), a.max(b)));
-                }
+        let by_trigger = &self.groups[BY_TRIGGER];
+        // each group's texts still active, found once a round: a group of
+        // a thousand duplicates merged into one is read once
+        let active: Vec<Vec<u32>> = by_trigger
+            .members
+            .iter()
+            .map(|m| {
+                m.iter()
+                    .copied()
+                    .filter(|&x| is_active(self.entry[x as usize]))
+                    .collect()
+            })
+            .collect();
+        let by_action = &self.groups[BY_ACTION];
+        for (x, &a) in self.entry.iter().enumerate() {
+            if !is_active(a) {
+                continue;
             }
+            let mut pair = |y: u32| {
+                let b = self.entry[y as usize];
+                pairs.push((a.min(b), a.max(b)));
+            };
+            for (y, _) in by_trigger
+                .partners_of(x, |g| &active[g as usize])
+                .take(MAX_PARTNERS)
+            {
+                pair(y);
+            }
+            let near_actions = &by_action.near[by_action.group_of[x] as usize];
+            self.by_action.nearest(
+                x as u32,
+                near_actions.iter().map(|&(g, _)| g),
+                |y| is_active(self.entry[y as usize]),
+                MAX_PARTNERS,
+                pair,
+            );
         }
         pairs.sort_unstable();
         pairs.dedup();
@@ -258,6 +286,34 @@ impl Partners {
         merge_sorted(&pairs, by_meaning)
     }
 }
+
+/// Adds to each action's near actions (in words) those near in meaning,
+/// when the judge has given vectors: after those near in words, each
+/// once. Lessons sharing an action are read nearest by trigger, so these
+/// pair a lesson with the lessons of a reworded action whose situations
+/// are most like its own.
+fn add_near_in_meaning(ledger: &Ledger, entry: &[usize], by_action: &mut PartnerGroups) {
+    let actions: Vec<&str> = by_action
+        .members
+        .iter()
+        .map(|m| ledger.entries[entry[m[0] as usize]].prefer.as_str())
+        .collect();
+    let Some(near) = ledger.vectors.near_texts(&actions, MAX_PARTNERS) else {
+        return;
+    };
+    for (g, h, cosine) in near {
+        for (from, to) in [(g, h), (h, g)] {
+            let list = &mut by_action.near[from];
+            if list.iter().all(|&(k, _)| k as usize != to) {
+                list.push((to as u32, cosine));
+            }
+        }
+    }
+}
+
+/// Where [`Partners`] keeps its lists by trigger and by action.
+const BY_TRIGGER: usize = 0;
+const BY_ACTION: usize = 1;
 
 /// The union of two sorted lists of distinct pairs, sorted.
 fn merge_sorted(
@@ -279,8 +335,8 @@ fn merge_sorted(
 
 /// Pairs (by entry index) of active lessons near in meaning, when the
 /// judge has given vectors for all of them: each lesson's
-/// [`MAX_PARTNERS`] nearest by trigger, by whole lesson and by action,
-/// sorted, each once.
+/// [`MAX_PARTNERS`] nearest by trigger and by whole lesson, sorted, each
+/// once. (Near actions are [`Partners`]' to pair.)
 fn pairs_by_meaning(ledger: &Ledger) -> Vec<(usize, usize)> {
     let active: Vec<usize> = (0..ledger.entries.len())
         .filter(|&i| ledger.entries[i].status == Status::Active)
@@ -291,12 +347,10 @@ fn pairs_by_meaning(ledger: &Ledger) -> Vec<(usize, usize)> {
     })) else {
         return vec![];
     };
-    let mut pairs = views.same_situation_pairs(MAX_PARTNERS);
-    pairs.extend(views.same_action_pairs(MAX_PARTNERS));
-    pairs.sort_unstable();
-    pairs.dedup();
-    // entry indices grow with the active indices, so the order holds
-    pairs
+    // sorted and each once already; entry indices grow with the active
+    // indices, so the order holds
+    views
+        .same_situation_pairs(MAX_PARTNERS)
         .into_iter()
         .map(|(i, j)| (active[i], active[j]))
         .collect()
@@ -873,6 +927,45 @@ mod tests {
         assert!(left.iter().all(|p| fresh.contains(p)));
     }
 
+    /// Where more lessons share an action than a list holds, a lesson's
+    /// partners by action are those whose triggers share its words,
+    /// wherever they sit in the ledger.
+    #[test]
+    fn partners_by_action_are_nearest_by_trigger_not_by_position() {
+        let lesson = |i: usize, when: String| {
+            Entry::new(
+                format!("e{i:03}"),
+                when,
+                "run the focused tests first".into(),
+                0.7,
+                1,
+                NOW,
+            )
+        };
+        // three triggers of the same words far apart among forty others
+        let related = [
+            (20, "editing the parser in repo r3"),
+            (31, "in repo r3, editing the parser"),
+            (42, "the parser in repo r3: editing"),
+        ];
+        let entries: Vec<Entry> = (0..43)
+            .map(|i| match related.iter().find(|r| r.0 == i) {
+                Some(&(_, when)) => lesson(i, when.into()),
+                None => lesson(i, format!("reviewing chapter {i} of the handbook")),
+            })
+            .collect();
+        // no pairs by trigger: what is paired is the action lists'
+        let params = Params {
+            candidate_threshold: 1.1,
+            ..Params::default()
+        };
+        let ledger = Ledger::new(entries, params);
+        let pairs = Partners::find(&ledger).pairs(&ledger, &[]);
+        for pair in [(20, 31), (20, 42), (31, 42)] {
+            assert!(pairs.contains(&pair), "{pair:?}");
+        }
+    }
+
     #[test]
     fn merging_sorted_pairs_is_their_sorted_union() {
         let mut draw = crate::ledger::meaning::tests::Rng(0x5eed);
@@ -1278,6 +1371,19 @@ mod meaning_tests {
         lesson: 0.6,
         action: 0.6,
     };
+
+    /// Actions said in other words, near in meaning, pair their lessons
+    /// by action once the judge has given vectors, though neither the
+    /// triggers nor the actions share a word.
+    #[test]
+    fn reworded_actions_pair_their_lessons_by_meaning() {
+        let mut l = ledger();
+        let pairs = |l: &Ledger| Partners::find(l).pairs(l, &[]);
+        assert!(pairs(&l).is_empty(), "the words alone pair them");
+        let (texts, vectors) = vectors();
+        l.learn_vectors(&texts, &vectors, CUTS).unwrap();
+        assert_eq!(pairs(&l), [(0, 1)]);
+    }
 
     #[test]
     fn a_rewording_is_a_candidate_only_by_meaning() {
