@@ -373,11 +373,11 @@ impl VectorCache {
     }
 
     /// Pairs (i < j) of `actions` near in meaning, with their cosine, each
-    /// among the
-    /// `per_row` nearest of one of its two texts, when every text has a
-    /// vector and a judge gave cut-offs. The texts should be distinct:
-    /// a text said in a thousand lessons is one row here, where by lesson
-    /// every twin ties at cosine 1 and a list took the first by position.
+    /// among the `per_row` nearest of one of its two texts, when every
+    /// text has a vector and a judge gave cut-offs. The texts should be
+    /// distinct: a text said in a thousand lessons is one row here, where
+    /// by lesson every twin ties at cosine 1 and a list took the first by
+    /// position.
     pub fn near_texts(&self, actions: &[&str], per_row: usize) -> Option<Vec<(usize, usize, f64)>> {
         let cuts = self.cuts?;
         let mut rows = Rows::new(self.dim);

@@ -198,7 +198,7 @@ impl Partners {
         };
         let p = &ledger.params;
         let keep = MAX_PARTNERS + RESERVE_PARTNERS;
-        let groups = [
+        let mut groups = [
             strongest_partners(
                 &texts(|e| &e.when),
                 p.candidate_threshold,
@@ -212,7 +212,6 @@ impl Partners {
                 keep,
             ),
         ];
-        let mut groups = groups;
         add_near_in_meaning(ledger, &entry, &mut groups[BY_ACTION]);
         let when = |x: u32| ledger.entries[entry[x as usize]].when.as_str();
         let by_action = TriggerOrder::new(&groups[BY_ACTION].members, when);
