@@ -45,9 +45,11 @@ pub fn sleep(
     sleep_staged(ledger, judge, new_id, now, &mut |_, _, _| {})
 }
 
-/// The stages [`sleep_staged`] reports, in order: pairing by meaning, by
-/// words (trigger and action), the rounds of judging and applying, the
-/// judge's share of those rounds, and abstraction.
+/// The stages [`sleep_staged`] reports, in order: pairing by meaning
+/// (trigger and whole lesson), by words and by action (trigger and action
+/// in words, and the distinct actions near in meaning), the rounds of
+/// judging and applying, the judge's share of those rounds, and
+/// abstraction.
 pub const STAGES: [&str; 5] = ["meaning", "words", "rounds", "judge", "abstraction"];
 
 /// What a stage counted, by name: see [`sleep_staged`].
@@ -86,8 +88,9 @@ pub fn sleep_staged(
     // a pass (rounds only retire lessons, which are filtered out)
     let by_meaning = pairs_by_meaning(ledger);
     lap(stage, "meaning", &[("pairs", by_meaning.len())]);
-    // so are each lesson's strongest partners by words, with a reserve
-    // for the partners that rounds retire
+    // so are each lesson's strongest partners by words and its action's
+    // near actions (in words and in meaning), with a reserve for the
+    // partners that rounds retire
     let by_words = Partners::find(ledger);
     lap(stage, "words", &[]);
     let (mut rounds, mut round_pairs) = (0, 0);
