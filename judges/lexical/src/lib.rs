@@ -13,10 +13,22 @@ wit_bindgen::generate!({
 
 use exports::silt::judge::judge::Guest;
 use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relation};
-use silt_core::ledger::relate::{Lesson, lexical_relation};
+use std::cell::RefCell;
+
+use silt_core::ledger::relate::{KeptReadings, Lesson};
 use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 
 struct Lexical;
+
+/// Texts whose readings the judge keeps between calls (its manifest keeps
+/// an instance warm for many): a sleep sends each lesson in a dozen pairs
+/// or more, over many calls, and a 100k-lesson ledger has ~49k distinct
+/// triggers. A few hundred bytes a text, inside the judge's 64 MiB.
+const READINGS_KEPT: usize = 1 << 16;
+
+thread_local! {
+    static READINGS: RefCell<KeptReadings> = RefCell::default();
+}
 
 impl Guest for Lexical {
     fn info() -> JudgeInfo {
@@ -36,26 +48,29 @@ impl RelationsGuest for Lexical {
     /// words can tell, spread where they cannot.
     fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Relation>, JudgeError> {
         let params = silt_core::ledger::Params::default();
-        Ok(pairs
-            .iter()
-            .map(|p| {
-                let a = Lesson {
-                    when: &p.a.when,
-                    prefer: &p.a.prefer,
-                };
-                let b = Lesson {
-                    when: &p.b.when,
-                    prefer: &p.b.prefer,
-                };
-                let [merge, contradict, sibling, distinct] = lexical_relation(&a, &b, &params);
-                Relation {
-                    merge,
-                    contradict,
-                    sibling,
-                    distinct,
-                }
-            })
-            .collect())
+        Ok(READINGS.with_borrow_mut(|readings| {
+            readings.make_room(READINGS_KEPT);
+            pairs
+                .iter()
+                .map(|p| {
+                    let a = Lesson {
+                        when: &p.a.when,
+                        prefer: &p.a.prefer,
+                    };
+                    let b = Lesson {
+                        when: &p.b.when,
+                        prefer: &p.b.prefer,
+                    };
+                    let [merge, contradict, sibling, distinct] = readings.relation(&a, &b, &params);
+                    Relation {
+                        merge,
+                        contradict,
+                        sibling,
+                        distinct,
+                    }
+                })
+                .collect()
+        }))
     }
 }
 

@@ -2,11 +2,14 @@
 //! when sleep may act on the judge's answer.
 
 use std::collections::HashSet;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::Params;
-use super::similarity::text_sim;
+use super::similarity::{TermSets, Vocabulary, shared};
 use crate::text::{negated, terms};
 
 /// The relation between two lessons.
@@ -146,10 +149,119 @@ fn negated_clause_terms(prefer: &str) -> HashSet<String> {
 /// thirds of its terms are in that action ("do not inject CoT" against
 /// "inject explicit step-by-step CoT"), not merely one word in common
 /// ("avoid touching generated files" against "update the snapshot
-/// files" is two compatible lessons).
-fn restates(clause: &HashSet<String>, action: &HashSet<String>) -> bool {
-    let shared = clause.intersection(action).count();
-    !clause.is_empty() && 3 * shared >= 2 * clause.len()
+/// files" is two compatible lessons). Both are sorted ids.
+fn restates(clause: &[u32], action: &[u32]) -> bool {
+    !clause.is_empty() && 3 * shared(clause, action) >= 2 * clause.len()
+}
+
+/// What [`lexical_relation`] reads from a trigger. A judge that meets one
+/// trigger in many pairs reads it once: reading (tokens, trigrams, stems)
+/// is most of the relation's cost.
+#[derive(Debug, Clone)]
+pub struct TriggerWords {
+    sets: TermSets,
+    /// Content terms, stemmed, stopwords left out.
+    terms: Vec<u32>,
+}
+
+/// What [`lexical_relation`] reads from an action (see [`TriggerWords`]).
+#[derive(Debug, Clone)]
+pub struct ActionWords {
+    sets: TermSets,
+    negated: bool,
+    /// [`negated_clause_terms`]: empty unless negated.
+    clause: Vec<u32>,
+    /// [`action_terms`].
+    terms: Vec<u32>,
+    /// [`one_restates_the_other`]'s words.
+    words: Vec<u32>,
+}
+
+/// Reads triggers and actions for [`relation_of_words`]. Readings carry
+/// ids of this reader's vocabulary, so only readings of one reader
+/// compare.
+#[derive(Debug, Default)]
+pub struct WordReader {
+    vocabulary: Vocabulary,
+}
+
+impl WordReader {
+    pub fn trigger(&mut self, when: &str) -> TriggerWords {
+        TriggerWords {
+            sets: self.vocabulary.learn(when),
+            terms: self.vocabulary.ids_of(terms(when)),
+        }
+    }
+
+    pub fn action(&mut self, prefer: &str) -> ActionWords {
+        let negated = negated(prefer);
+        ActionWords {
+            sets: self.vocabulary.learn(prefer),
+            negated,
+            clause: if negated {
+                self.vocabulary.ids_of(negated_clause_terms(prefer))
+            } else {
+                Vec::new()
+            },
+            terms: self.vocabulary.ids_of(action_terms(prefer)),
+            words: self.vocabulary.ids_of(restating_words(prefer)),
+        }
+    }
+}
+
+/// A lesson as [`relation_of_words`] reads it.
+pub type LessonWords = (Rc<TriggerWords>, Rc<ActionWords>);
+
+/// [`WordReader`]'s readings kept by text, for a judge that meets each
+/// lesson in many pairs and over many calls: a sleep sends each lesson
+/// with a dozen partners or more.
+#[derive(Debug, Default)]
+pub struct KeptReadings {
+    reader: WordReader,
+    triggers: HashMap<Box<str>, Rc<TriggerWords>>,
+    actions: HashMap<Box<str>, Rc<ActionWords>>,
+}
+
+impl KeptReadings {
+    /// The readings of a lesson, read the first time it is met.
+    pub fn lesson(&mut self, when: &str, prefer: &str) -> LessonWords {
+        let reader = &mut self.reader;
+        let trigger = match self.triggers.get(when) {
+            Some(t) => t.clone(),
+            None => {
+                let t = Rc::new(reader.trigger(when));
+                self.triggers.insert(when.into(), t.clone());
+                t
+            }
+        };
+        let action = match self.actions.get(prefer) {
+            Some(a) => a.clone(),
+            None => {
+                let a = Rc::new(reader.action(prefer));
+                self.actions.insert(prefer.into(), a.clone());
+                a
+            }
+        };
+        (trigger, action)
+    }
+
+    /// [`lexical_relation`] of two lessons, read once each.
+    pub fn relation(&mut self, a: &Lesson<'_>, b: &Lesson<'_>, p: &Params) -> Relation {
+        let (x, y) = (self.lesson(a.when, a.prefer), self.lesson(b.when, b.prefer));
+        relation_of_words((&x.0, &x.1), (&y.0, &y.1), p)
+    }
+
+    /// Starts afresh once it keeps `texts` texts, or its vocabulary eight
+    /// terms a text (its ids mean nothing to another reader, so all of it
+    /// goes at once). Call it between batches, never between the
+    /// readings of one pair.
+    pub fn make_room(&mut self, texts: usize) {
+        if self.triggers.len() + self.actions.len() >= texts
+            || self.reader.vocabulary.len() >= 8 * texts
+        {
+            *self = KeptReadings::default();
+        }
+    }
 }
 
 /// The lexical judge's relation, from word overlap alone:
@@ -179,55 +291,60 @@ fn restates(clause: &HashSet<String>, action: &HashSet<String>) -> bool {
 ///   with the same action and the same polarity.
 /// - **distinct** otherwise.
 pub fn lexical_relation(a: &Lesson<'_>, b: &Lesson<'_>, p: &Params) -> Relation {
+    KeptReadings::default().relation(a, b, p)
+}
+
+/// [`lexical_relation`] of two lessons read by one [`WordReader`].
+pub fn relation_of_words(
+    a: (&TriggerWords, &ActionWords),
+    b: (&TriggerWords, &ActionWords),
+    p: &Params,
+) -> Relation {
     const DISTINCT: Relation = [0.0, 0.0, 0.0, 1.0];
-    let trigger = text_sim(a.when, b.when);
+    let trigger = a.0.sets.similarity(&b.0.sets);
     if trigger < p.trigger_threshold {
         return DISTINCT;
     }
-    let flipped = negated(a.prefer) != negated(b.prefer);
+    let (a_do, b_do) = (a.1, b.1);
+    let flipped = a_do.negated != b_do.negated;
     let same_situation = trigger >= p.merge_threshold;
     if flipped {
-        let (no, yes) = if negated(a.prefer) { (a, b) } else { (b, a) };
-        let about_the_same = restates(&negated_clause_terms(no.prefer), &action_terms(yes.prefer));
+        let (no, yes) = if a_do.negated {
+            (a_do, b_do)
+        } else {
+            (b_do, a_do)
+        };
+        let about_the_same = restates(&no.clause, &yes.terms);
         return if same_situation && about_the_same {
             [0.0, 0.85, 0.0, 0.15]
         } else {
             DISTINCT
         };
     }
-    let same_action = text_sim(a.prefer, b.prefer) >= p.action_threshold;
-    let same_words = || {
-        let (ta, tb) = (trigger_terms(a.when), trigger_terms(b.when));
-        !ta.is_empty() && ta == tb
+    let same_action = a_do.sets.similarity(&b_do.sets) >= p.action_threshold;
+    let same_words = !a.0.terms.is_empty() && a.0.terms == b.0.terms;
+    let restated = || {
+        let common = shared(&a_do.words, &b_do.words);
+        common == a_do.words.len() || common == b_do.words.len()
     };
     match (same_situation, same_action) {
-        (_, true) if same_words() && one_restates_the_other(a.prefer, b.prefer) => {
-            [0.9, 0.0, 0.0, 0.1]
-        }
-        (_, true) if same_words() => [0.6, 0.0, 0.0, 0.4],
+        (_, true) if same_words && restated() => [0.9, 0.0, 0.0, 0.1],
+        (_, true) if same_words => [0.6, 0.0, 0.0, 0.4],
         (_, true) => [0.0, 0.0, 0.8, 0.2],
         (true, false) => [0.0, 0.3, 0.0, 0.7],
         (false, false) => DISTINCT,
     }
 }
 
-/// Whether every word of one action (stopwords left out, numbers and
-/// one-letter words kept: "2 spaces" is not "4 spaces") is in the other.
-fn one_restates_the_other(a: &str, b: &str) -> bool {
-    let words = |t: &str| -> HashSet<String> {
-        crate::text::words(t)
-            .into_iter()
-            .filter(|w| !crate::text::is_stopword(w))
-            .map(|w| crate::text::stem(&w))
-            .collect()
-    };
-    let (wa, wb) = (words(a), words(b));
-    wa.is_subset(&wb) || wb.is_subset(&wa)
-}
-
-/// The content terms of a trigger (stemmed, stopwords left out).
-fn trigger_terms(when: &str) -> HashSet<String> {
-    terms(when).into_iter().collect()
+/// The words by which one action restates another: a merge needs every
+/// word of one action (stopwords left out, numbers and one-letter words
+/// kept: "2 spaces" is not "4 spaces") in the other.
+fn restating_words(prefer: &str) -> Vec<String> {
+    crate::text::words(prefer)
+        .into_iter()
+        .filter(|w| !crate::text::is_stopword(w))
+        .map(|w| crate::text::stem(&w))
+        .collect()
 }
 
 /// The most probable relation under [`lexical_relation`].
@@ -240,9 +357,11 @@ pub struct LexicalRelations(pub Params);
 
 impl RelationJudge for LexicalRelations {
     fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String> {
+        // each lesson read once a call
+        let mut readings = KeptReadings::default();
         Ok(pairs
             .iter()
-            .map(|(a, b)| lexical_relation(a, b, &self.0))
+            .map(|(a, b)| readings.relation(a, b, &self.0))
             .collect())
     }
 }
@@ -413,5 +532,60 @@ mod tests {
             decide(&unsure, Params::default().destructive_margin),
             Decision::Apply(Verdict::Distinct)
         );
+    }
+
+    /// A judge keeps its readings for many pairs: they must relate as
+    /// readings made afresh for each pair do, whatever else was read
+    /// before (ids are handed out in the order words are first met).
+    #[test]
+    fn readings_kept_for_many_pairs_relate_as_fresh_ones() {
+        use crate::ledger::synthetic::{agent_lessons, lessons};
+        let mut texts: Vec<(String, String)> = agent_lessons(300)
+            .into_iter()
+            .chain(lessons(200))
+            .map(|l| (l.when, l.prefer))
+            .collect();
+        // negations and restated actions, which the generators rarely make
+        let extra = [
+            (
+                "editing the parser in repo r3",
+                "run the focused tests first",
+            ),
+            (
+                "editing the parser in repo r3",
+                "don't run the focused tests first",
+            ),
+            ("editing the parser in repo r3", "run the tests first"),
+            (
+                "editing a parser in repo r3",
+                "run the focused tests first, always",
+            ),
+            ("choosing line endings", "use LF everywhere"),
+            ("choosing line endings", "do not use LF, use CRLF"),
+        ];
+        texts.extend(extra.iter().map(|(w, p)| (w.to_string(), p.to_string())));
+        let p = Params::default();
+        let mut kept = KeptReadings::default();
+        for (w, a) in texts.iter().rev() {
+            kept.lesson(w, a);
+        }
+        let mut verdicts = [0usize; 4];
+        for i in 0..texts.len() {
+            for j in (i + 1..texts.len())
+                .step_by(7)
+                .chain(i + 1..(i + 4).min(texts.len()))
+            {
+                let l = |k: usize| Lesson {
+                    when: &texts[k].0,
+                    prefer: &texts[k].1,
+                };
+                let fresh = lexical_relation(&l(i), &l(j), &p);
+                let read_once = kept.relation(&l(i), &l(j), &p);
+                assert_eq!(fresh, read_once, "{:?} / {:?}", texts[i], texts[j]);
+                verdicts[most_probable(&fresh).position()] += 1;
+            }
+        }
+        // every relation was met, so every branch was compared
+        assert!(verdicts.iter().all(|&n| n > 0), "{verdicts:?}");
     }
 }

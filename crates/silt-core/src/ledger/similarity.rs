@@ -1,6 +1,8 @@
 //! Sediment's lexical similarity, exactly as the reference computes it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap;
 
 /// The set of `[a-z0-9]+` runs of the lowercased text.
 pub fn tokens(s: &str) -> HashSet<String> {
@@ -68,7 +70,7 @@ pub fn text_sim(a: &str, b: &str) -> f64 {
 /// keep each entry's sets between calls instead of rebuilding them.
 #[derive(Debug, Clone, Default)]
 pub struct Vocabulary {
-    ids: HashMap<String, u32>,
+    ids: FxHashMap<String, u32>,
 }
 
 /// A text's token and trigram sets as sorted ids. Terms the vocabulary
@@ -85,19 +87,36 @@ pub struct TermSets {
 impl Vocabulary {
     /// The sets of `text`, adding its new terms to the vocabulary.
     pub fn learn(&mut self, text: &str) -> TermSets {
-        let ids = |set: HashSet<String>| -> (Vec<u32>, usize) {
-            let n = set.len();
-            let mut v: Vec<u32> = set
-                .into_iter()
-                .map(|t| {
-                    let next = self.ids.len() as u32;
-                    *self.ids.entry(t).or_insert(next)
-                })
-                .collect();
-            v.sort_unstable();
-            (v, n)
-        };
-        TermSets::of(text, ids)
+        // straight from the text's slices: building the string sets first
+        // hashed every term twice, and reading texts is most of what a
+        // lexical judge does
+        let tokens = self.learn_each(|f| each_token(text, f));
+        let trigrams = self.learn_each(|f| each_trigram(text, f));
+        TermSets {
+            n_tokens: tokens.len(),
+            tokens,
+            n_trigrams: trigrams.len(),
+            trigrams,
+        }
+    }
+
+    /// The sorted ids of the terms `each` hands over, each once.
+    fn learn_each(&mut self, each: impl FnOnce(&mut dyn FnMut(&str))) -> Vec<u32> {
+        let mut v = Vec::new();
+        each(&mut |t| v.push(self.id(t)));
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The id of `term`, new ones numbered in the order they are met.
+    fn id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.ids.get(term) {
+            return id;
+        }
+        let id = self.ids.len() as u32;
+        self.ids.insert(term.to_owned(), id);
+        id
     }
 
     /// The sets of `text` without growing the vocabulary (for queries,
@@ -116,6 +135,24 @@ impl Vocabulary {
 }
 
 impl Vocabulary {
+    /// The ids of `words`, sorted and each once, adding new words.
+    pub fn ids_of(&mut self, words: impl IntoIterator<Item = String>) -> Vec<u32> {
+        let mut v: Vec<u32> = words.into_iter().map(|w| self.id(&w)).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// How many distinct terms it holds.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
     /// The ids of `text`'s content words (two characters or more, not a
     /// stopword) the vocabulary holds, sorted: what a lesson must share
     /// with a context to count as evidence it applies.
@@ -176,7 +213,7 @@ impl TermSets {
 }
 
 /// Shared ids of two sorted lists.
-pub(crate) fn shared(a: &[u32], b: &[u32]) -> usize {
+pub fn shared(a: &[u32], b: &[u32]) -> usize {
     shared_reaching(a, b, 0).unwrap_or_default()
 }
 
