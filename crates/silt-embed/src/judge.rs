@@ -11,6 +11,8 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::rc::Rc;
 
+use silt_core::ledger::Params;
+use silt_core::ledger::relate::{KeptReadings, LessonWords, relation_of_words};
 use silt_core::lexical::softmax;
 use silt_core::text::{negated, numbered_words};
 use silt_core::types::{Answer, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage};
@@ -18,6 +20,7 @@ use silt_core::validate::validate_question;
 
 use crate::calibration::Calibration;
 use crate::model::{Encoder, Kind};
+use crate::readable::readable_share;
 use crate::text_map::{TextMap, same_bytes};
 use silt_core::text::cosine;
 
@@ -269,6 +272,12 @@ impl EmbeddingJudge {
     /// r12", "Python 3.12" / "3.13") are not the same situation (`t` = 0),
     /// whatever their cosine: the model barely sees those words.
     ///
+    /// The model's answer counts as far as it reads the texts: with `w`
+    /// the square of the least [`readable_share`] of the pair's four
+    /// texts, the relation is `w` × the above + (1 − `w`) × the lexical
+    /// relation. Strings the model cannot read (identifiers, made-up
+    /// words) sit near one another whatever they name.
+    ///
     /// A merge retires a lesson, so it needs the actions to say the same,
     /// not merely to be about the same thing: on one situation, "redact
     /// personal data before logging" and "log the full body including
@@ -308,18 +317,6 @@ impl EmbeddingJudge {
             lessons.push(*y);
             at.push((i, lessons.len() - 1));
         }
-        let texts: Vec<&str> = lessons.iter().flat_map(|l| [l.0, l.1]).collect();
-        let vectors = self.cache.vectors(&self.encoder, &texts)?;
-        let (tw, ta): (Vec<f64>, Vec<f64>) = at
-            .iter()
-            .map(|&(i, j)| {
-                (
-                    cosine(&vectors[2 * i], &vectors[2 * j]),
-                    cosine(&vectors[2 * i + 1], &vectors[2 * j + 1]),
-                )
-            })
-            .unzip();
-        let c = self.calibration;
         // each text's words are read once while the judge has room for
         // them: a sleep sends each lesson with many partners over many
         // calls, and reading them per pair (six lowercased copies of the
@@ -330,6 +327,46 @@ impl EmbeddingJudge {
             .iter()
             .map(|l| (read.negated(l.1), read.numbered(l.0)))
             .collect();
+        let encoder = &self.encoder;
+        let shares: Vec<f64> = lessons
+            .iter()
+            .map(|l| read.readable(l.0, encoder).min(read.readable(l.1, encoder)))
+            .collect();
+        // how far the model's answer counts for each pair (squared: a
+        // cosine is read from both texts, and a random word often passes
+        // as read); where it does not count at all, its texts are not
+        // even embedded
+        let weights: Vec<f64> = at
+            .iter()
+            .map(|&(i, j)| shares[i].min(shares[j]).powi(2))
+            .collect();
+        let mut slots = vec![usize::MAX; lessons.len()];
+        let mut texts: Vec<&str> = Vec::with_capacity(2 * lessons.len());
+        for (&(i, j), &w) in at.iter().zip(&weights) {
+            for k in [i, j] {
+                if w > 0.0 && slots[k] == usize::MAX {
+                    slots[k] = texts.len();
+                    texts.extend([lessons[k].0, lessons[k].1]);
+                }
+            }
+        }
+        let vectors = self.cache.vectors(&self.encoder, &texts)?;
+        let (tw, ta): (Vec<f64>, Vec<f64>) = at
+            .iter()
+            .zip(&weights)
+            .map(|(&(i, j), &w)| {
+                if w <= 0.0 {
+                    return (0.0, 0.0);
+                }
+                let (i, j) = (slots[i], slots[j]);
+                (
+                    cosine(&vectors[i], &vectors[j]),
+                    cosine(&vectors[i + 1], &vectors[j + 1]),
+                )
+            })
+            .unzip();
+        let c = self.calibration;
+        let read = &mut self.read;
         let opposed: Vec<bool> = at
             .iter()
             .map(|&(i, j)| readings[i].0 != readings[j].0)
@@ -344,8 +381,11 @@ impl EmbeddingJudge {
         let diffs: Vec<Option<(String, String)>> = pairs
             .iter()
             .zip(tw.iter().zip(&ta))
-            .zip(&opposed)
-            .map(|(((x, y), (&cw, &ca)), &n)| {
+            .zip(opposed.iter().zip(&weights))
+            .map(|(((x, y), (&cw, &ca)), (&n, &w))| {
+                if w <= 0.0 {
+                    return None;
+                }
                 let action = if n { c.related.p(ca) } else { c.same.p(ca) };
                 let at_stake = c.same.p(cw) * action >= DIFFERENCES_AT_STAKE;
                 if !at_stake {
@@ -355,13 +395,43 @@ impl EmbeddingJudge {
             })
             .collect();
         let mut td = self.word_mean_cosines(diffs.iter().flatten())?.into_iter();
+        // what the words say, read only for lessons of pairs the model
+        // cannot read whole
+        let partly_read: Vec<bool> = {
+            let mut partly = vec![false; lessons.len()];
+            for (&(i, j), &w) in at.iter().zip(&weights) {
+                if w < 1.0 {
+                    partly[i] = true;
+                    partly[j] = true;
+                }
+            }
+            partly
+        };
+        let read = &mut self.read;
+        let words: Vec<Option<LessonWords>> = lessons
+            .iter()
+            .zip(&partly_read)
+            .map(|(l, &partly)| partly.then(|| read.lesson_words(l)))
+            .collect();
+        let lexical = Params::default();
         Ok(pairs
             .iter()
             .zip(tw.iter().zip(&ta))
             .zip(&diffs)
             .zip(opposed.iter().zip(&other_numbers))
+            .zip(at.iter().zip(&weights))
             .map(
-                |((((x, y), (&cw, &ca)), diff), (&opposed, &other_numbers))| {
+                |(((((x, y), (&cw, &ca)), diff), (&opposed, &other_numbers)), (&(i, j), &w))| {
+                    // what the model cannot read, the words decide
+                    let words = (w < 1.0).then(|| {
+                        let (Some(a), Some(b)) = (&words[i], &words[j]) else {
+                            unreachable!("both lessons of a partly read pair are read");
+                        };
+                        relation_of_words((&a.0, &a.1), (&b.0, &b.1), &lexical)
+                    });
+                    if w <= 0.0 {
+                        return words.expect("read");
+                    }
                     let cw = if same_text(x.0, y.0) { 1.0 } else { cw };
                     let ca = if same_text(x.1, y.1) { 1.0 } else { ca };
                     // where the triggers differ, the differences must say
@@ -387,7 +457,13 @@ impl EmbeddingJudge {
                     let contradict = t * n * a;
                     let sibling = (1.0 - t) * r * (1.0 - n) * a;
                     let distinct = (1.0 - merge - contradict - sibling).max(0.0);
-                    [merge, contradict, sibling, distinct]
+                    let relation = [merge, contradict, sibling, distinct];
+                    match words {
+                        Some(words) => {
+                            std::array::from_fn(|k| w * relation[k] + (1.0 - w) * words[k])
+                        }
+                        None => relation,
+                    }
                 },
             )
             .collect())
@@ -459,6 +535,10 @@ struct WordsRead {
     numbered: TextMap<u32>,
     number_sets: HashMap<BTreeSet<String>, u32>,
     content: TextMap<Rc<Vec<(String, String)>>>,
+    /// Each text's [`readable_share`].
+    readable: TextMap<f64>,
+    /// What the lexical relation reads from triggers and actions.
+    words: KeptReadings,
 }
 
 /// Texts each of [`WordsRead`]'s maps keeps before it starts afresh (a few
@@ -489,6 +569,10 @@ impl WordsRead {
         if self.content.len() >= READINGS_KEPT {
             self.content.clear();
         }
+        if self.readable.len() >= READINGS_KEPT {
+            self.readable.clear();
+        }
+        self.words.make_room(READINGS_KEPT);
     }
 
     fn negated(&mut self, action: &str) -> bool {
@@ -501,6 +585,16 @@ impl WordsRead {
             let next = sets.len() as u32;
             *sets.entry(numbered_words(t)).or_insert(next)
         })
+    }
+
+    fn readable(&mut self, text: &str, encoder: &Encoder) -> f64 {
+        reading(&mut self.readable, text, |t| {
+            readable_share(encoder.word_pieces(t))
+        })
+    }
+
+    fn lesson_words(&mut self, lesson: &LessonText<'_>) -> LessonWords {
+        self.words.lesson(lesson.0, lesson.1)
     }
 
     fn content(&mut self, trigger: &str) -> Rc<Vec<(String, String)>> {

@@ -8,6 +8,7 @@
 pub mod calibration;
 pub mod judge;
 pub mod model;
+pub mod readable;
 mod text_map;
 
 pub use judge::EmbeddingJudge;

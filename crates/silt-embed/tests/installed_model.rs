@@ -326,3 +326,77 @@ fn situations_naming_other_things_are_not_merged() {
         }
     }
 }
+
+/// Triggers of random letters (identifiers, names the model never saw)
+/// are no evidence either way: both models put such strings near one
+/// another (sibling at 0.84–0.99 for two unrelated ones before the judge
+/// weighed its answer by what it reads), so the words decide, as the
+/// lexical judge does. Lessons that share no word are distinct; a trigger
+/// said again with one made-up word more is a sibling, not a duplicate
+/// to retire. (Strings made for this test, in the style of
+/// `synthetic::lessons`.)
+#[test]
+fn made_up_words_are_related_by_their_letters_not_by_the_model() {
+    let margin = silt_core::ledger::DEFAULT_DESTRUCTIVE_MARGIN;
+    let act = "use XML tags for structure";
+    for name in ["minilm", "potion"] {
+        let mut judge = EmbeddingJudge::load(&model(name)).unwrap();
+        let unrelated = [
+            (
+                ("whhqzz qyuuvq vmhjt lzzuob", act),
+                ("xmdhals mlcq fyfi jvss xqvsbxw", act),
+            ),
+            (
+                ("gqft efvmfv dcebvd jvuvboi", act),
+                ("pwoyhx tzkq ubrnnf qqcxe", act),
+            ),
+        ];
+        for (pair, r) in unrelated.iter().zip(judge.relate(&unrelated).unwrap()) {
+            assert!(
+                r[3] > 0.5 && r[2] < silt_core::ledger::relate::SIBLING_MARGIN,
+                "{name}: {pair:?} are unrelated: {r:?}"
+            );
+        }
+        let narrower = [(
+            ("gqft efvmfv dcebvd jvuvboi", act),
+            ("gqft efvmfv dcebvd jvuvboi kfpz", act),
+        )];
+        let r = judge.relate(&narrower).unwrap()[0];
+        assert!(r[0] < margin, "{name}: would merge at {r:?}");
+        assert_eq!(
+            silt_core::ledger::relate::most_probable(&r),
+            silt_core::ledger::relate::Verdict::Sibling,
+            "{name}: {r:?}"
+        );
+        // the same made-up lesson twice is still one lesson
+        let twice = ("gqft efvmfv dcebvd jvuvboi", act);
+        let r = judge.relate(&[(twice, twice)]).unwrap();
+        assert!(r[0][0] >= margin, "{name}: {r:?}");
+    }
+}
+
+/// Both models split words as BERT does and cut unknown words into
+/// pieces; the readable share follows (what `relate` weighs itself by).
+#[test]
+fn the_tokenizer_says_which_words_the_model_reads() {
+    use silt_embed::readable::readable_share;
+    for name in ["minilm", "potion"] {
+        let e = Encoder::load(&model(name)).unwrap();
+        let words = e.word_pieces("Editing the parser, don't panic");
+        let texts: Vec<&str> = words.iter().map(|w| w.0).collect();
+        assert_eq!(
+            texts,
+            ["Editing", "the", "parser", ",", "don", "'", "t", "panic"],
+            "{name}"
+        );
+        assert!(words.iter().all(|w| w.1 >= 1), "{name}: {words:?}");
+        let read = |t: &str| readable_share(e.word_pieces(t));
+        assert_eq!(
+            read("A black and white cat is high up on tree branches."),
+            1.0
+        );
+        assert_eq!(read("refactoring the configuration loader"), 1.0);
+        assert!(read("whhqzz qyuuvq vmhjt lzzuob") <= 0.25, "{name}");
+        assert!(read("gqft efvmfv dcebvd jvuvboi") <= 0.25, "{name}");
+    }
+}
