@@ -35,7 +35,7 @@ fn main() {
     let unread = args.iter().any(|a| a == "--unread");
     let (mut seen, mut read, mut whole) = (0usize, 0usize, 0usize);
     for text in &texts {
-        let words = encoder.word_pieces(text);
+        let words = encoder.word_pieces(text).unwrap_or_else(|e| panic!("{e}"));
         for &(word, pieces) in words.iter().filter(|w| is_content_word(w.0)) {
             seen += 1;
             if reads_word(word.chars().count(), pieces) {

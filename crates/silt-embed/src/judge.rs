@@ -545,6 +545,11 @@ struct WordsRead {
 /// MiB of words at most; a 100k-lesson ledger has ~49k distinct triggers).
 const READINGS_KEPT: usize = 1 << 16;
 
+/// Bytes of lexical readings kept between calls (see
+/// [`KeptReadings::bytes`]); a call's own readings come on top, at most
+/// its 4,096 pairs' lessons.
+const WORD_READINGS_BYTES: usize = 24 << 20;
+
 /// `map[text]`, read by `read` the first time.
 fn reading<V: Clone>(map: &mut TextMap<V>, text: &str, read: impl FnOnce(&str) -> V) -> V {
     if let Some(v) = map.get(text) {
@@ -572,7 +577,7 @@ impl WordsRead {
         if self.readable.len() >= READINGS_KEPT {
             self.readable.clear();
         }
-        self.words.make_room(READINGS_KEPT);
+        self.words.make_room(WORD_READINGS_BYTES);
     }
 
     fn negated(&mut self, action: &str) -> bool {
@@ -589,7 +594,8 @@ impl WordsRead {
 
     fn readable(&mut self, text: &str, encoder: &Encoder) -> f64 {
         reading(&mut self.readable, text, |t| {
-            readable_share(encoder.word_pieces(t))
+            // text the tokenizer fails on is text the model cannot read
+            encoder.word_pieces(t).map_or(0.0, readable_share)
         })
     }
 

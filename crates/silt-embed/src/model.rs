@@ -136,34 +136,45 @@ impl Encoder {
     }
 
     /// Each word of `text` as the tokenizer splits words (as written)
-    /// with the number of tokens it cuts that word into: what
-    /// [`crate::readable`] counts. One tokenizer call a text; a call a
-    /// word was a fifth of a 100k-lesson sleep.
-    pub fn word_pieces<'t>(&self, text: &'t str) -> Vec<(&'t str, usize)> {
+    /// with the number of tokens it cuts that word into, `usize::MAX` for
+    /// a word it has no tokens for (WordPiece reads a word it cannot cut
+    /// as one unknown token): what [`crate::readable`] counts. One
+    /// tokenizer call a text; a call a word was a fifth of a 100k-lesson
+    /// sleep. Offsets are the tokenizer's byte offsets into `text`.
+    pub fn word_pieces<'t>(&self, text: &'t str) -> Result<Vec<(&'t str, usize)>, ModelError> {
         let tokenizer = match self {
             Encoder::Transformer(t) => &t.tokenizer,
             Encoder::Static(s) => &s.tokenizer,
         };
-        let Ok(encoding) = tokenizer.encode(text, false) else {
-            return Vec::new();
-        };
+        let encoding = ctx!(tokenizer.encode(text, false), "tokenizing")?;
+        let unknown: Vec<u32> = ["[UNK]", "<unk>"]
+            .iter()
+            .filter_map(|t| tokenizer.token_to_id(t))
+            .collect();
         let mut out: Vec<(&str, usize)> = Vec::new();
         let mut last: Option<(u32, usize)> = None;
-        for (word, &(start, end)) in encoding.get_word_ids().iter().zip(encoding.get_offsets()) {
+        for ((word, &(start, end)), id) in encoding
+            .get_word_ids()
+            .iter()
+            .zip(encoding.get_offsets())
+            .zip(encoding.get_ids())
+        {
             let Some(word) = *word else { continue };
-            match last {
-                Some((w, from)) if w == word => {
-                    if let (Some(piece), Some(entry)) = (text.get(from..end), out.last_mut()) {
-                        *entry = (piece, entry.1 + 1);
-                    }
+            let pieces = if unknown.contains(id) { usize::MAX } else { 1 };
+            match (last, out.last_mut()) {
+                (Some((w, from)), Some(entry)) if w == word => {
+                    *entry = (
+                        text.get(from..end).unwrap_or(entry.0),
+                        entry.1.saturating_add(pieces),
+                    );
                 }
                 _ => {
-                    out.push((text.get(start..end).unwrap_or_default(), 1));
+                    out.push((text.get(start..end).unwrap_or_default(), pieces));
                     last = Some((word, start));
                 }
             }
         }
-        out
+        Ok(out)
     }
 
     /// Tokens the model reads for `text` (after its own cut).

@@ -15,8 +15,9 @@ use silt_core::text::is_stopword;
 /// 99.8% pass; of the `families` generator's random-letter words, 22%.
 /// English words with suffixes ("configuring": 4 pieces of 11 letters)
 /// pass where a two-piece rule would fail them.
+/// `usize::MAX` pieces (no token for it) never passes.
 pub fn reads_word(letters: usize, pieces: usize) -> bool {
-    3 * pieces <= 3 + letters
+    pieces.saturating_mul(3) <= letters.saturating_add(3)
 }
 
 /// Whether [`readable_share`] counts a word: three letters or more, no
@@ -90,5 +91,6 @@ mod tests {
         assert!(reads_word(11, 4));
         assert!(!reads_word(11, 5));
         assert!(!reads_word(5, 3));
+        assert!(!reads_word(300, usize::MAX));
     }
 }

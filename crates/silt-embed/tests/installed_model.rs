@@ -382,7 +382,7 @@ fn the_tokenizer_says_which_words_the_model_reads() {
     use silt_embed::readable::readable_share;
     for name in ["minilm", "potion"] {
         let e = Encoder::load(&model(name)).unwrap();
-        let words = e.word_pieces("Editing the parser, don't panic");
+        let words = e.word_pieces("Editing the parser, don't panic").unwrap();
         let texts: Vec<&str> = words.iter().map(|w| w.0).collect();
         assert_eq!(
             texts,
@@ -390,7 +390,7 @@ fn the_tokenizer_says_which_words_the_model_reads() {
             "{name}"
         );
         assert!(words.iter().all(|w| w.1 >= 1), "{name}: {words:?}");
-        let read = |t: &str| readable_share(e.word_pieces(t));
+        let read = |t: &str| readable_share(e.word_pieces(t).unwrap());
         assert_eq!(
             read("A black and white cat is high up on tree branches."),
             1.0
@@ -398,5 +398,8 @@ fn the_tokenizer_says_which_words_the_model_reads() {
         assert_eq!(read("refactoring the configuration loader"), 1.0);
         assert!(read("whhqzz qyuuvq vmhjt lzzuob") <= 0.25, "{name}");
         assert!(read("gqft efvmfv dcebvd jvuvboi") <= 0.25, "{name}");
+        // a script the vocabulary lacks: each word one unknown token,
+        // which is no reading at all
+        assert_eq!(read("ሰላም ለዓለም"), 0.0, "{name}");
     }
 }

@@ -20,11 +20,13 @@ use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 
 struct Lexical;
 
-/// Texts whose readings the judge keeps between calls (its manifest keeps
-/// an instance warm for many): a sleep sends each lesson in a dozen pairs
-/// or more, over many calls, and a 100k-lesson ledger has ~49k distinct
-/// triggers. A few hundred bytes a text, inside the judge's 64 MiB.
-const READINGS_KEPT: usize = 1 << 16;
+/// Bytes of readings the judge keeps (its manifest keeps an instance warm
+/// for many calls): a sleep sends each lesson in a dozen pairs or more,
+/// over many calls. The ~49k distinct triggers of a 100k `agents` ledger
+/// take about 20 MiB; past the budget it starts afresh, checked before
+/// each pair, so that a call of 4,096 pairs of long lessons cannot take
+/// the judge past its 64 MiB.
+const READINGS_BYTES: usize = 24 << 20;
 
 thread_local! {
     static READINGS: RefCell<KeptReadings> = RefCell::default();
@@ -49,10 +51,12 @@ impl RelationsGuest for Lexical {
     fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Relation>, JudgeError> {
         let params = silt_core::ledger::Params::default();
         Ok(READINGS.with_borrow_mut(|readings| {
-            readings.make_room(READINGS_KEPT);
             pairs
                 .iter()
                 .map(|p| {
+                    // a pair's two readings are compared at once: room is
+                    // made between pairs only
+                    readings.make_room(READINGS_BYTES);
                     let a = Lesson {
                         when: &p.a.when,
                         prefer: &p.a.prefer,

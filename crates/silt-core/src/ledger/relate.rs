@@ -220,16 +220,39 @@ pub struct KeptReadings {
     reader: WordReader,
     triggers: HashMap<Box<str>, Rc<TriggerWords>>,
     actions: HashMap<Box<str>, Rc<ActionWords>>,
+    /// What the kept readings cost, about: see [`Self::bytes`].
+    bytes: usize,
+}
+
+/// What a kept reading costs beyond its text and its ids: the map's slot,
+/// the reference count, the vectors' headers.
+const READING_OVERHEAD: usize = 160;
+
+/// What a term of the vocabulary costs beyond its characters.
+const TERM_OVERHEAD: usize = 48;
+
+impl TriggerWords {
+    fn ids(&self) -> usize {
+        self.sets.ids() + self.terms.len()
+    }
+}
+
+impl ActionWords {
+    fn ids(&self) -> usize {
+        self.sets.ids() + self.clause.len() + self.terms.len() + self.words.len()
+    }
 }
 
 impl KeptReadings {
     /// The readings of a lesson, read the first time it is met.
     pub fn lesson(&mut self, when: &str, prefer: &str) -> LessonWords {
         let reader = &mut self.reader;
+        let cost = |text: &str, ids: usize| 2 * text.len() + 4 * ids + READING_OVERHEAD;
         let trigger = match self.triggers.get(when) {
             Some(t) => t.clone(),
             None => {
                 let t = Rc::new(reader.trigger(when));
+                self.bytes += cost(when, t.ids());
                 self.triggers.insert(when.into(), t.clone());
                 t
             }
@@ -238,6 +261,7 @@ impl KeptReadings {
             Some(a) => a.clone(),
             None => {
                 let a = Rc::new(reader.action(prefer));
+                self.bytes += cost(prefer, a.ids());
                 self.actions.insert(prefer.into(), a.clone());
                 a
             }
@@ -251,14 +275,19 @@ impl KeptReadings {
         relation_of_words((&x.0, &x.1), (&y.0, &y.1), p)
     }
 
-    /// Starts afresh once it keeps `texts` texts, or its vocabulary eight
-    /// terms a text (its ids mean nothing to another reader, so all of it
-    /// goes at once). Call it between batches, never between the
-    /// readings of one pair.
-    pub fn make_room(&mut self, texts: usize) {
-        if self.triggers.len() + self.actions.len() >= texts
-            || self.reader.vocabulary.len() >= 8 * texts
-        {
+    /// About how many bytes the readings and their vocabulary hold (the
+    /// texts twice: the key and the vocabulary's terms; four bytes an id).
+    /// A reading's ids grow with its text: a few hundred bytes for a
+    /// short trigger, two kilobytes for a 300-character one.
+    pub fn bytes(&self) -> usize {
+        self.bytes + TERM_OVERHEAD * self.reader.vocabulary.len()
+    }
+
+    /// Starts afresh once [`Self::bytes`] reaches `budget` (ids mean
+    /// nothing to another reader, so all of it goes at once). Never call
+    /// it between readings that are still to be compared.
+    pub fn make_room(&mut self, budget: usize) {
+        if self.bytes() >= budget {
             *self = KeptReadings::default();
         }
     }
@@ -587,5 +616,40 @@ mod tests {
         }
         // every relation was met, so every branch was compared
         assert!(verdicts.iter().all(|&n| n > 0), "{verdicts:?}");
+    }
+
+    /// Kept readings cost what their texts cost, and past the budget they
+    /// start afresh and still relate as fresh ones do.
+    #[test]
+    fn kept_readings_start_afresh_past_their_budget() {
+        let p = Params::default();
+        let short = Lesson {
+            when: "editing the parser",
+            prefer: "run the focused tests first",
+        };
+        let long_when: String = (0..40).map(|i| format!("module{i} ")).collect();
+        let long = Lesson {
+            when: &long_when,
+            prefer: "run the focused tests first",
+        };
+        let mut kept = KeptReadings::default();
+        kept.lesson(short.when, short.prefer);
+        // the action is kept already: what a trigger alone costs
+        let before = kept.bytes();
+        kept.lesson("testing the lexer", short.prefer);
+        let one_short = kept.bytes() - before;
+        let before = kept.bytes();
+        kept.lesson(long.when, long.prefer);
+        let one_long = kept.bytes() - before;
+        assert!(one_long > 4 * one_short, "{one_short} {one_long}");
+        let before = kept.bytes();
+        kept.make_room(before + 1);
+        assert_eq!(kept.bytes(), before);
+        kept.make_room(before);
+        assert_eq!(kept.bytes(), 0);
+        assert_eq!(
+            kept.relation(&short, &long, &p),
+            lexical_relation(&short, &long, &p)
+        );
     }
 }

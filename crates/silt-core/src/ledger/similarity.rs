@@ -106,6 +106,8 @@ impl Vocabulary {
         each(&mut |t| v.push(self.id(t)));
         v.sort_unstable();
         v.dedup();
+        // kept for as long as the reading: no room for the repeats
+        v.shrink_to_fit();
         v
     }
 
@@ -140,6 +142,7 @@ impl Vocabulary {
         let mut v: Vec<u32> = words.into_iter().map(|w| self.id(&w)).collect();
         v.sort_unstable();
         v.dedup();
+        v.shrink_to_fit();
         v
     }
 
@@ -168,6 +171,11 @@ impl Vocabulary {
 }
 
 impl TermSets {
+    /// How many ids it lists.
+    pub(crate) fn ids(&self) -> usize {
+        self.tokens.len() + self.trigrams.len()
+    }
+
     /// Whether any of `ids` (sorted) is among this text's tokens.
     pub fn shares_any(&self, ids: &[u32]) -> bool {
         shared_reaching(&self.tokens, ids, 1).is_some()
