@@ -13,6 +13,7 @@
 //! the held-out test split).
 
 use std::collections::HashMap;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -88,6 +89,9 @@ async fn relations(app: &App, judge: &str, pairs: &[(&Text, &Text)]) -> Result<V
         when: t.when.clone(),
         prefer: t.prefer.clone(),
     };
+    // a count redrawn in place means something on a terminal only; in a
+    // log it ran into the next line
+    let on_terminal = std::io::stderr().is_terminal();
     let mut out = Vec::with_capacity(pairs.len());
     for chunk in pairs.chunks(64) {
         let batch: Vec<LessonPair> = chunk
@@ -106,9 +110,13 @@ async fn relations(app: &App, judge: &str, pairs: &[(&Text, &Text)]) -> Result<V
                 .into_iter()
                 .map(|r| [r.merge, r.contradict, r.sibling, r.distinct]),
         );
-        eprint!("\rrelated {}/{} pairs", out.len(), pairs.len());
+        if on_terminal {
+            eprint!("\rrelated {}/{} pairs", out.len(), pairs.len());
+        }
     }
-    eprintln!();
+    if on_terminal {
+        eprintln!();
+    }
     Ok(out)
 }
 
