@@ -411,7 +411,7 @@ impl EmbeddingJudge {
         let words: Vec<Option<LessonWords>> = lessons
             .iter()
             .zip(&partly_read)
-            .map(|(l, &partly)| partly.then(|| read.lesson_words(l)))
+            .map(|(l, &partly)| partly.then(|| read.words.lesson(l.0, l.1)))
             .collect();
         let lexical = Params::default();
         Ok(pairs
@@ -597,10 +597,6 @@ impl WordsRead {
             // text the tokenizer fails on is text the model cannot read
             encoder.word_pieces(t).map_or(0.0, readable_share)
         })
-    }
-
-    fn lesson_words(&mut self, lesson: &LessonText<'_>) -> LessonWords {
-        self.words.lesson(lesson.0, lesson.1)
     }
 
     fn content(&mut self, trigger: &str) -> Rc<Vec<(String, String)>> {

@@ -181,19 +181,19 @@ pub struct ActionWords {
 /// ids of this reader's vocabulary, so only readings of one reader
 /// compare.
 #[derive(Debug, Default)]
-pub struct WordReader {
+struct WordReader {
     vocabulary: Vocabulary,
 }
 
 impl WordReader {
-    pub fn trigger(&mut self, when: &str) -> TriggerWords {
+    fn trigger(&mut self, when: &str) -> TriggerWords {
         TriggerWords {
             sets: self.vocabulary.learn(when),
             terms: self.vocabulary.ids_of(terms(when)),
         }
     }
 
-    pub fn action(&mut self, prefer: &str) -> ActionWords {
+    fn action(&mut self, prefer: &str) -> ActionWords {
         let negated = negated(prefer);
         ActionWords {
             sets: self.vocabulary.learn(prefer),
@@ -247,25 +247,15 @@ impl KeptReadings {
     /// The readings of a lesson, read the first time it is met.
     pub fn lesson(&mut self, when: &str, prefer: &str) -> LessonWords {
         let reader = &mut self.reader;
-        let cost = |text: &str, ids: usize| 2 * text.len() + 4 * ids + READING_OVERHEAD;
-        let trigger = match self.triggers.get(when) {
-            Some(t) => t.clone(),
-            None => {
-                let t = Rc::new(reader.trigger(when));
-                self.bytes += cost(when, t.ids());
-                self.triggers.insert(when.into(), t.clone());
-                t
-            }
-        };
-        let action = match self.actions.get(prefer) {
-            Some(a) => a.clone(),
-            None => {
-                let a = Rc::new(reader.action(prefer));
-                self.bytes += cost(prefer, a.ids());
-                self.actions.insert(prefer.into(), a.clone());
-                a
-            }
-        };
+        let bytes = &mut self.bytes;
+        let trigger = kept(&mut self.triggers, bytes, when, |t| {
+            let read = reader.trigger(t);
+            (read.ids(), read)
+        });
+        let action = kept(&mut self.actions, bytes, prefer, |t| {
+            let read = reader.action(t);
+            (read.ids(), read)
+        });
         (trigger, action)
     }
 
@@ -291,6 +281,24 @@ impl KeptReadings {
             *self = KeptReadings::default();
         }
     }
+}
+
+/// `map[text]`, read by `read` (which says how many ids the reading
+/// holds) and counted in `bytes` the first time.
+fn kept<T>(
+    map: &mut HashMap<Box<str>, Rc<T>>,
+    bytes: &mut usize,
+    text: &str,
+    read: impl FnOnce(&str) -> (usize, T),
+) -> Rc<T> {
+    if let Some(r) = map.get(text) {
+        return r.clone();
+    }
+    let (ids, reading) = read(text);
+    *bytes += 2 * text.len() + 4 * ids + READING_OVERHEAD;
+    let reading = Rc::new(reading);
+    map.insert(text.into(), reading.clone());
+    reading
 }
 
 /// The lexical judge's relation, from word overlap alone:
@@ -323,7 +331,7 @@ pub fn lexical_relation(a: &Lesson<'_>, b: &Lesson<'_>, p: &Params) -> Relation 
     KeptReadings::default().relation(a, b, p)
 }
 
-/// [`lexical_relation`] of two lessons read by one [`WordReader`].
+/// [`lexical_relation`] of two lessons read by one [`KeptReadings`].
 pub fn relation_of_words(
     a: (&TriggerWords, &ActionWords),
     b: (&TriggerWords, &ActionWords),

@@ -139,21 +139,12 @@ impl Vocabulary {
 impl Vocabulary {
     /// The ids of `words`, sorted and each once, adding new words.
     pub fn ids_of(&mut self, words: impl IntoIterator<Item = String>) -> Vec<u32> {
-        let mut v: Vec<u32> = words.into_iter().map(|w| self.id(&w)).collect();
-        v.sort_unstable();
-        v.dedup();
-        v.shrink_to_fit();
-        v
+        self.learn_each(|f| words.into_iter().for_each(|w| f(&w)))
     }
 
     /// How many distinct terms it holds.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ids.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
     }
 
     /// The ids of `text`'s content words (two characters or more, not a
@@ -221,7 +212,7 @@ impl TermSets {
 }
 
 /// Shared ids of two sorted lists.
-pub fn shared(a: &[u32], b: &[u32]) -> usize {
+pub(crate) fn shared(a: &[u32], b: &[u32]) -> usize {
     shared_reaching(a, b, 0).unwrap_or_default()
 }
 
