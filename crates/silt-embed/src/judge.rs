@@ -7,6 +7,7 @@
 //! question). Each item's answer depends on that item and the question
 //! only, never on the rest of the batch, so answers can be cached per item.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::rc::Rc;
@@ -20,7 +21,6 @@ use silt_core::validate::validate_question;
 
 use crate::calibration::Calibration;
 use crate::model::{Encoder, Kind};
-use crate::readable::readable_share;
 use crate::text_map::{TextMap, same_bytes};
 use silt_core::text::cosine;
 
@@ -273,7 +273,7 @@ impl EmbeddingJudge {
     /// whatever their cosine: the model barely sees those words.
     ///
     /// The model's answer counts as far as it reads the texts: with `w`
-    /// the square of the least [`readable_share`] of the pair's four
+    /// the square of the least [`crate::readable::readable_share`] of the pair's four
     /// texts, the relation is `w` × the above + (1 − `w`) × the lexical
     /// relation. Strings the model cannot read (identifiers, made-up
     /// words) sit near one another whatever they name.
@@ -321,16 +321,18 @@ impl EmbeddingJudge {
         // them: a sleep sends each lesson with many partners over many
         // calls, and reading them per pair (six lowercased copies of the
         // actions, two sets of numbered words) cost more than the cosines
+        // (one lookup a text for all of it: five maps cost as much again)
         let read = &mut self.read;
         read.make_room();
-        let readings: Vec<(bool, u32)> = lessons
-            .iter()
-            .map(|l| (read.negated(l.1), read.numbered(l.0)))
-            .collect();
         let encoder = &self.encoder;
-        let shares: Vec<f64> = lessons
+        let share = |t: &str| encoder.readable_share(t);
+        let readings: Vec<[Rc<TextRead>; 2]> = lessons
             .iter()
-            .map(|l| read.readable(l.0, encoder).min(read.readable(l.1, encoder)))
+            .map(|l| [read.text(l.0, share), read.text(l.1, share)])
+            .collect();
+        let shares: Vec<f64> = readings
+            .iter()
+            .map(|[when, prefer]| when.readable.min(prefer.readable))
             .collect();
         // how far the model's answer counts for each pair (squared: a
         // cosine is read from both texts, and a random word often passes
@@ -366,23 +368,22 @@ impl EmbeddingJudge {
             })
             .unzip();
         let c = self.calibration;
-        let read = &mut self.read;
         let opposed: Vec<bool> = at
             .iter()
-            .map(|&(i, j)| readings[i].0 != readings[j].0)
+            .map(|&(i, j)| readings[i][1].negated != readings[j][1].negated)
             .collect();
         let other_numbers: Vec<bool> = at
             .iter()
-            .map(|&(i, j)| readings[i].1 != readings[j].1)
+            .map(|&(i, j)| readings[i][0].numbered != readings[j][0].numbered)
             .collect();
         // the differences are embedded only where a verdict that retires
         // a lesson is in play: each is a new text to embed, and with a
         // transformer in the sandbox they cost more than the pass
-        let diffs: Vec<Option<(String, String)>> = pairs
+        let diffs: Vec<Option<(String, String)>> = at
             .iter()
             .zip(tw.iter().zip(&ta))
             .zip(opposed.iter().zip(&weights))
-            .map(|(((x, y), (&cw, &ca)), (&n, &w))| {
+            .map(|((&(i, j), (&cw, &ca)), (&n, &w))| {
                 if w <= 0.0 {
                     return None;
                 }
@@ -391,7 +392,7 @@ impl EmbeddingJudge {
                 if !at_stake {
                     return None;
                 }
-                differing_content(&read.content(x.0), &read.content(y.0))
+                differing_content(readings[i][0].content(), readings[j][0].content())
             })
             .collect();
         let mut td = self.word_mean_cosines(diffs.iter().flatten())?.into_iter();
@@ -527,22 +528,41 @@ impl Judge for EmbeddingJudge {
 /// kept for one call only was a fifth of the judge's time in the sandbox.
 #[derive(Default)]
 struct WordsRead {
-    negated: TextMap<bool>,
-    /// Each trigger's numbered words, as the id of that set in
-    /// `number_sets`: two triggers name the same numbered things when
-    /// their ids are equal (comparing the sets of strings a pair was a
-    /// tenth of the judge's time).
-    numbered: TextMap<u32>,
+    /// What each text (trigger or action) reads as.
+    texts: TextMap<Rc<TextRead>>,
+    /// The sets of numbered words read so far, by id (see
+    /// [`TextRead::numbered`]).
     number_sets: HashMap<BTreeSet<String>, u32>,
-    content: TextMap<Rc<Vec<(String, String)>>>,
-    /// Each text's [`readable_share`].
-    readable: TextMap<f64>,
     /// What the lexical relation reads from triggers and actions.
     words: KeptReadings,
 }
 
-/// Texts each of [`WordsRead`]'s maps keeps before it starts afresh (a few
-/// MiB of words at most; a 100k-lesson ledger has ~49k distinct triggers).
+/// What [`EmbeddingJudge::relate`] reads from one text, whether it is a
+/// trigger or an action.
+struct TextRead {
+    text: Rc<str>,
+    /// Its [`Encoder::readable_share`].
+    readable: f64,
+    /// As an action: whether it is negated.
+    negated: bool,
+    /// As a trigger: its numbered words, as the id of that set in
+    /// [`WordsRead::number_sets`]: two triggers name the same numbered
+    /// things when their ids are equal (comparing the sets of strings a
+    /// pair was a tenth of the judge's time).
+    numbered: u32,
+    /// As a trigger: its [`content_words`], read the first time a pair
+    /// at stake needs them.
+    content: OnceCell<Vec<(String, String)>>,
+}
+
+impl TextRead {
+    fn content(&self) -> &[(String, String)] {
+        self.content.get_or_init(|| content_words(&self.text))
+    }
+}
+
+/// Texts [`WordsRead`] keeps before it starts afresh (a few MiB of words at
+/// most; a 100k-lesson ledger has ~49k distinct triggers).
 const READINGS_KEPT: usize = 1 << 16;
 
 /// Bytes of lexical readings kept between calls (see
@@ -550,57 +570,34 @@ const READINGS_KEPT: usize = 1 << 16;
 /// its 4,096 pairs' lessons.
 const WORD_READINGS_BYTES: usize = 24 << 20;
 
-/// `map[text]`, read by `read` the first time.
-fn reading<V: Clone>(map: &mut TextMap<V>, text: &str, read: impl FnOnce(&str) -> V) -> V {
-    if let Some(v) = map.get(text) {
-        return v.clone();
-    }
-    let v = read(text);
-    map.insert(Rc::from(text), v.clone());
-    v
-}
-
 impl WordsRead {
-    /// Starts afresh where a map has passed [`READINGS_KEPT`]: between
-    /// calls only, so that ids read within a call compare.
+    /// Starts afresh once [`READINGS_KEPT`] texts are kept: between calls
+    /// only, so that ids read within a call compare.
     fn make_room(&mut self) {
-        if self.negated.len() >= READINGS_KEPT {
-            self.negated.clear();
-        }
-        if self.numbered.len() >= READINGS_KEPT {
-            self.numbered.clear();
+        if self.texts.len() >= READINGS_KEPT {
+            self.texts.clear();
             self.number_sets.clear();
-        }
-        if self.content.len() >= READINGS_KEPT {
-            self.content.clear();
-        }
-        if self.readable.len() >= READINGS_KEPT {
-            self.readable.clear();
         }
         self.words.make_room(WORD_READINGS_BYTES);
     }
 
-    fn negated(&mut self, action: &str) -> bool {
-        reading(&mut self.negated, action, negated)
-    }
-
-    fn numbered(&mut self, trigger: &str) -> u32 {
-        let sets = &mut self.number_sets;
-        reading(&mut self.numbered, trigger, |t| {
-            let next = sets.len() as u32;
-            *sets.entry(numbered_words(t)).or_insert(next)
-        })
-    }
-
-    fn readable(&mut self, text: &str, encoder: &Encoder) -> f64 {
-        reading(&mut self.readable, text, |t| {
-            // text the tokenizer fails on is text the model cannot read
-            encoder.word_pieces(t).map_or(0.0, readable_share)
-        })
-    }
-
-    fn content(&mut self, trigger: &str) -> Rc<Vec<(String, String)>> {
-        reading(&mut self.content, trigger, |t| Rc::new(content_words(t)))
+    /// What `text` reads as, its share read by `share` the first time.
+    fn text(&mut self, text: &str, share: impl FnOnce(&str) -> f64) -> Rc<TextRead> {
+        if let Some(read) = self.texts.get(text) {
+            return read.clone();
+        }
+        let key: Rc<str> = Rc::from(text);
+        let next = self.number_sets.len() as u32;
+        let numbered = *self.number_sets.entry(numbered_words(text)).or_insert(next);
+        let read = Rc::new(TextRead {
+            text: key.clone(),
+            readable: share(text),
+            negated: negated(text),
+            numbered,
+            content: OnceCell::new(),
+        });
+        self.texts.insert(key, read.clone());
+        read
     }
 }
 
@@ -693,46 +690,56 @@ mod cache_tests {
 
     #[test]
     fn a_text_is_read_once_while_there_is_room() {
-        let mut map: TextMap<usize> = TextMap::default();
-        let mut reads = 0;
-        let mut read = |t: &str, reads: &mut usize| {
-            reading(&mut map, t, |t| {
-                *reads += 1;
-                t.len()
-            })
+        let mut read = WordsRead::default();
+        let mut shares = 0;
+        let mut share = |_: &str| {
+            shares += 1;
+            0.5
         };
-        assert_eq!(read("repo r3", &mut reads), 7);
-        assert_eq!(read("repo r3", &mut reads), 7);
-        assert_eq!(reads, 1);
+        let first = read.text("do not deploy on Fridays", &mut share);
+        let again = read.text("do not deploy on Fridays", &mut share);
+        assert!(Rc::ptr_eq(&first, &again));
+        assert_eq!((first.readable, first.negated), (0.5, true));
+        assert!(!read.text("deploy on Fridays", &mut share).negated);
+        assert_eq!(shares, 2);
+        assert_eq!(
+            first.content(),
+            [
+                ("deploy".to_string(), "deploy".to_string()),
+                ("friday".to_string(), "fridays".to_string())
+            ]
+        );
     }
 
     /// Triggers naming the same numbered things get one id, others
-    /// another; the maps start afresh between calls once full, never
+    /// another; the readings start afresh between calls once full, never
     /// within one (where ids already read must still compare).
     #[test]
     fn numbered_words_compare_by_id_and_the_readings_start_afresh_when_full() {
         let mut read = WordsRead::default();
-        let r3 = read.numbered("editing the parser in repo r3");
-        assert_eq!(read.numbered("reviewing repo R3 today"), r3);
-        assert_ne!(read.numbered("editing the parser in repo r12"), r3);
-        assert_eq!(read.numbered("no numbers here"), read.numbered("nor here"));
+        let numbered = |read: &mut WordsRead, t: &str| read.text(t, |_| 1.0).numbered;
+        let r3 = numbered(&mut read, "editing the parser in repo r3");
+        assert_eq!(numbered(&mut read, "reviewing repo R3 today"), r3);
+        assert_ne!(numbered(&mut read, "editing the parser in repo r12"), r3);
+        assert_eq!(
+            numbered(&mut read, "no numbers here"),
+            numbered(&mut read, "nor here")
+        );
         let texts: Vec<String> = (0..READINGS_KEPT + 5)
             .map(|i| format!("repo r{i}"))
             .collect();
         for t in &texts {
-            read.numbered(t);
-            read.negated(t);
+            numbered(&mut read, t);
         }
         // over the limit within a call: kept, ids still distinct
-        assert_eq!(read.numbered.len(), READINGS_KEPT + 5 + 5);
+        assert_eq!(read.texts.len(), READINGS_KEPT + 5 + 5);
         assert_ne!(
-            read.numbered(&texts[0]),
-            read.numbered(&texts[READINGS_KEPT + 4])
+            numbered(&mut read, &texts[0]),
+            numbered(&mut read, &texts[READINGS_KEPT + 4])
         );
         read.make_room();
-        assert!(read.numbered.is_empty() && read.number_sets.is_empty());
-        assert!(read.negated.is_empty());
-        assert_eq!(read.numbered("repo r3 again"), 0);
+        assert!(read.texts.is_empty() && read.number_sets.is_empty());
+        assert_eq!(numbered(&mut read, "repo r3 again"), 0);
     }
 
     /// A fake encoder's vector: the text's length, so a wrong vector shows.

@@ -34,18 +34,51 @@ pub fn is_content_word(word: &str) -> bool {
 /// content words is read whole (1.0): there is nothing the model missed,
 /// and numbered words are compared apart from the model.
 pub fn readable_share<'t>(words: impl IntoIterator<Item = (&'t str, usize)>) -> f64 {
-    let mut seen = 0usize;
-    let mut read = 0usize;
-    for (word, pieces) in words.into_iter().filter(|w| is_content_word(w.0)) {
-        seen += 1;
-        if reads_word(word.chars().count(), pieces) {
-            read += 1;
+    ReadCount::of(words).share()
+}
+
+/// A text's (or a part's) content words and how many of them
+/// [`reads_word`] passes: counts of the parts of a text add up to the
+/// text's, so a part read once serves every text it appears in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadCount {
+    pub seen: u32,
+    pub read: u32,
+}
+
+impl std::ops::Add for ReadCount {
+    type Output = ReadCount;
+
+    /// Both counts together.
+    fn add(self, other: ReadCount) -> ReadCount {
+        ReadCount {
+            seen: self.seen.saturating_add(other.seen),
+            read: self.read.saturating_add(other.read),
         }
     }
-    if seen == 0 {
-        1.0
-    } else {
-        read as f64 / seen as f64
+}
+
+impl ReadCount {
+    /// The count of `words`, each with the pieces the tokenizer cut it
+    /// into (see [`readable_share`]).
+    pub fn of<'t>(words: impl IntoIterator<Item = (&'t str, usize)>) -> ReadCount {
+        let mut count = ReadCount::default();
+        for (word, pieces) in words.into_iter().filter(|w| is_content_word(w.0)) {
+            count.seen += 1;
+            if reads_word(word.chars().count(), pieces) {
+                count.read += 1;
+            }
+        }
+        count
+    }
+
+    /// The share read; 1.0 without content words.
+    pub fn share(self) -> f64 {
+        if self.seen == 0 {
+            1.0
+        } else {
+            f64::from(self.read) / f64::from(self.seen)
+        }
     }
 }
 
@@ -82,6 +115,18 @@ mod tests {
         assert_eq!(share("editing qzvkxwpj", &known), 0.5);
         assert_eq!(share("", &known), 1.0);
         assert_eq!(share("r3 v2 of", &known), 1.0);
+    }
+
+    #[test]
+    fn counts_of_parts_add_up_to_the_whole() {
+        let words = [("editing", 1), ("qzvkxwpj", 4), ("the", 1), ("parser", 1)];
+        let whole = ReadCount::of(words);
+        assert_eq!(whole, ReadCount { seen: 3, read: 2 });
+        let parts =
+            ReadCount::of(words[..2].iter().copied()) + ReadCount::of(words[2..].iter().copied());
+        assert_eq!(parts, whole);
+        assert_eq!(whole.share(), readable_share(words));
+        assert_eq!(ReadCount::default().share(), 1.0);
     }
 
     #[test]

@@ -403,3 +403,31 @@ fn the_tokenizer_says_which_words_the_model_reads() {
         assert_eq!(read("ሰላም ለዓለም"), 0.0, "{name}");
     }
 }
+
+/// The share the judge reads (word by word from a cache, for the static
+/// model) is the share of the whole text's tokens, on text of every kind,
+/// each text twice (the second time from what the first kept).
+#[test]
+fn the_share_read_word_by_word_is_the_whole_texts() {
+    use silt_embed::readable::readable_share;
+    let texts = [
+        "Editing the parser, don't panic",
+        "whhqzz qyuuvq vmhjt lzzuob",
+        "gqft efvmfv  dcebvd\tjvuvboi kfpz",
+        "ሰላም ለዓለም and the parser",
+        "repo r3 (v2.1) -- café naïve Ω",
+        "upgrading React to a new major version",
+        "",
+        "   ",
+        "中文 text, qqzx-vvbn_wwer",
+    ];
+    for name in ["minilm", "potion"] {
+        let e = Encoder::load(&model(name)).unwrap();
+        for round in 0..2 {
+            for t in texts {
+                let whole = readable_share(e.word_pieces(t).unwrap());
+                assert_eq!(e.readable_share(t), whole, "{name}, round {round}: {t:?}");
+            }
+        }
+    }
+}
