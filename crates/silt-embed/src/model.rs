@@ -140,9 +140,10 @@ impl Encoder {
     /// Each word of `text` as the tokenizer splits words (as written)
     /// with the number of tokens it cuts that word into, `usize::MAX` for
     /// a word it has no tokens for (WordPiece reads a word it cannot cut
-    /// as one unknown token): what [`crate::readable`] counts. One
-    /// tokenizer call a text; a call a word was a fifth of a 100k-lesson
-    /// sleep. Offsets are the tokenizer's byte offsets into `text`.
+    /// as one unknown token): what [`crate::readable`] counts, from one
+    /// tokenizer call (see [`Encoder::readable_share`] for the share read
+    /// a word at a time). Offsets are the tokenizer's byte offsets into
+    /// `text`.
     pub fn word_pieces<'t>(&self, text: &'t str) -> Result<Vec<(&'t str, usize)>, ModelError> {
         let tokenizer = match self {
             Encoder::Transformer(t) => &t.tokenizer,
@@ -166,6 +167,12 @@ impl Encoder {
             return count.map_or(0.0, ReadCount::share);
         }
         self.word_pieces(text).map_or(0.0, readable_share)
+    }
+
+    /// Whether [`Encoder::encode`] and [`Encoder::readable_share`] read a
+    /// text word by word, from what they kept of each word.
+    pub fn reads_words_apart(&self) -> bool {
+        matches!(self, Encoder::Static(s) if s.words.is_some())
     }
 
     /// Tokens the model reads for `text` (after its own cut).
@@ -338,12 +345,12 @@ pub struct StaticModel {
     /// Row-major `[vocabulary, dim]`.
     table: Vec<f32>,
     dim: usize,
-    /// The token ids of each space-separated word read so far, when the
-    /// tokenizer reads words apart (see [`reads_words_apart`]): a text is
-    /// then the concatenation of its words' tokens, and a ledger's texts
-    /// reuse few words. Tokenizing was two thirds of the embedding judge's
-    /// time in a 100k-lesson sleep, which relates texts its vector cache
-    /// had to let go.
+    /// The token ids and [`ReadCount`] of each space-separated word read
+    /// so far, when the tokenizer reads words apart (see
+    /// [`reads_words_apart`]): a text is then the concatenation of its
+    /// words' tokens, and a ledger's texts reuse few words. Tokenizing was
+    /// two thirds of the embedding judge's time in a 100k-lesson sleep,
+    /// which relates texts its vector cache had to let go.
     words: Option<Mutex<WordTokens>>,
 }
 
@@ -358,7 +365,7 @@ struct WordReading {
 /// Word readings by word.
 type WordTokens = FxHashMap<Box<str>, WordReading>;
 
-/// The most words [`StaticModel`] keeps the tokens of (some 20 MiB); it
+/// The most words [`StaticModel`] keeps the readings of (some 24 MiB); it
 /// starts afresh when full.
 const MAX_WORDS: usize = 1 << 18;
 
@@ -379,11 +386,12 @@ fn reads_words_apart(tokenizer: &Tokenizer) -> bool {
         tokenizer.get_pre_tokenizer(),
         Some(P::BertPreTokenizer(_) | P::Whitespace(_) | P::WhitespaceSplit(_))
     );
-    // an added token is matched in the raw text, before any split
+    // an added token is matched in the raw text, before any split; one
+    // that strips the spaces beside it takes them into its word
     let added = tokenizer
         .get_added_tokens_decoder()
         .values()
-        .all(|t| !t.content.contains(' '));
+        .all(|t| !t.content.contains(' ') && !t.lstrip && !t.rstrip);
     normalizer && pre && added
 }
 
@@ -633,6 +641,17 @@ mod tests {
         let metaspace = r#"{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": true}"#;
         assert!(model(bert_like(metaspace)).words.is_none());
         assert_eq!(model(bert_like(metaspace)).read_count("the runs"), None);
+        // an added token that takes the space before it into its match
+        let mut stripping = bert_like(r#"{"type": "BertPreTokenizer"}"#);
+        stripping
+            .add_tokens([tokenizers::AddedToken::from("runs", false).lstrip(true)])
+            .unwrap();
+        assert!(model(stripping).words.is_none());
+        let mut plain = bert_like(r#"{"type": "BertPreTokenizer"}"#);
+        plain
+            .add_tokens([tokenizers::AddedToken::from("runs", false)])
+            .unwrap();
+        assert!(model(plain).words.is_some());
         assert!(
             model(bert_like(r#"{"type": "WhitespaceSplit"}"#))
                 .words

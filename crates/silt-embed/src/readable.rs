@@ -125,7 +125,7 @@ mod tests {
         let parts =
             ReadCount::of(words[..2].iter().copied()) + ReadCount::of(words[2..].iter().copied());
         assert_eq!(parts, whole);
-        assert_eq!(whole.share(), readable_share(words));
+        assert_eq!(whole.share(), 2.0 / 3.0);
         assert_eq!(ReadCount::default().share(), 1.0);
     }
 
