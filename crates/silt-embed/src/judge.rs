@@ -378,13 +378,17 @@ impl EmbeddingJudge {
             .collect();
         // the differences are embedded only where a verdict that retires
         // a lesson is in play: each is a new text to embed, and with a
-        // transformer in the sandbox they cost more than the pass
+        // transformer in the sandbox they cost more than the pass. Not
+        // where the triggers name other numbered things, which are other
+        // situations whatever the rest says (most of the templated
+        // triggers at stake: "... in repo r3" / "... in repo r12")
         let diffs: Vec<Option<(String, String)>> = at
             .iter()
             .zip(tw.iter().zip(&ta))
             .zip(opposed.iter().zip(&weights))
-            .map(|((&(i, j), (&cw, &ca)), (&n, &w))| {
-                if w <= 0.0 {
+            .zip(&other_numbers)
+            .map(|(((&(i, j), (&cw, &ca)), (&n, &w)), &other_numbers)| {
+                if w <= 0.0 || other_numbers {
                     return None;
                 }
                 let action = if n { c.related.p(ca) } else { c.same.p(ca) };
@@ -415,14 +419,14 @@ impl EmbeddingJudge {
             .map(|(l, &partly)| partly.then(|| read.words.lesson(l.0, l.1)))
             .collect();
         let lexical = Params::default();
-        Ok(pairs
+        Ok(tw
             .iter()
-            .zip(tw.iter().zip(&ta))
+            .zip(&ta)
             .zip(&diffs)
             .zip(opposed.iter().zip(&other_numbers))
             .zip(at.iter().zip(&weights))
             .map(
-                |(((((x, y), (&cw, &ca)), diff), (&opposed, &other_numbers)), (&(i, j), &w))| {
+                |((((&cw, &ca), diff), (&opposed, &other_numbers)), (&(i, j), &w))| {
                     // what the model cannot read, the words decide
                     let words = (w < 1.0).then(|| {
                         let (Some(a), Some(b)) = (&words[i], &words[j]) else {
@@ -433,8 +437,9 @@ impl EmbeddingJudge {
                     if w <= 0.0 {
                         return words.expect("read");
                     }
-                    let cw = if same_text(x.0, y.0) { 1.0 } else { cw };
-                    let ca = if same_text(x.1, y.1) { 1.0 } else { ca };
+                    let same = |k: usize| readings[i][k].same == readings[j][k].same;
+                    let cw = if same(0) { 1.0 } else { cw };
+                    let ca = if same(1) { 1.0 } else { ca };
                     // where the triggers differ, the differences must say
                     // the same too: in templated text most words are shared,
                     // so the whole cosine is near 1 for "reviewing the parser"
@@ -533,6 +538,9 @@ struct WordsRead {
     /// The sets of numbered words read so far, by id (see
     /// [`TextRead::numbered`]).
     number_sets: HashMap<BTreeSet<String>, u32>,
+    /// The texts [`as_compared`] read so far, by id (see
+    /// [`TextRead::same`]).
+    compared: HashMap<String, u32>,
     /// What the lexical relation reads from triggers and actions.
     words: KeptReadings,
 }
@@ -551,6 +559,10 @@ struct TextRead {
     /// things when their ids are equal (comparing the sets of strings a
     /// pair was a tenth of the judge's time).
     numbered: u32,
+    /// The id of [`as_compared`]`(text)` in [`WordsRead::compared`]: two
+    /// texts with the same id count as the same text whatever the model
+    /// says of them.
+    same: u32,
     /// As a trigger: its [`content_words`], read the first time a pair
     /// at stake needs them.
     content: OnceCell<Vec<(String, String)>>,
@@ -579,6 +591,7 @@ impl WordsRead {
         if self.texts.len() >= READINGS_KEPT {
             self.texts.clear();
             self.number_sets.clear();
+            self.compared.clear();
         }
         self.words.make_room(WORD_READINGS_BYTES);
     }
@@ -591,11 +604,14 @@ impl WordsRead {
         let key: Rc<str> = Rc::from(text);
         let next = self.number_sets.len() as u32;
         let numbered = *self.number_sets.entry(numbered_words(text)).or_insert(next);
+        let next = self.compared.len() as u32;
+        let same = *self.compared.entry(as_compared(text)).or_insert(next);
         let read = Rc::new(TextRead {
             text: key.clone(),
             readable: share(text),
             negated: negated(text),
             numbered,
+            same,
             content: OnceCell::new(),
         });
         self.texts.insert(key, read.clone());
@@ -641,8 +657,10 @@ fn differing_content(wa: &[(String, String)], wb: &[(String, String)]) -> Option
     (!oa.is_empty() && !ob.is_empty()).then_some((oa, ob))
 }
 
-fn same_text(a: &str, b: &str) -> bool {
-    a.trim().eq_ignore_ascii_case(b.trim())
+/// A text as [`TextRead::same`] compares it: texts that differ only in
+/// the case of ASCII letters and in spaces at either end are the same.
+fn as_compared(text: &str) -> String {
+    text.trim().to_ascii_lowercase()
 }
 
 /// A short identity of the weights, so answers cached under one model are
@@ -704,6 +722,16 @@ mod cache_tests {
         assert_eq!((first.readable, first.negated), (0.5, true));
         assert!(!read.text("deploy on Fridays", &mut share).negated);
         assert_eq!(shares, 2);
+        // the same text but for ASCII case and the spaces at its ends
+        let same = |read: &mut WordsRead, t: &str| read.text(t, |_| 1.0).same;
+        let deploy = same(&mut read, "deploy on Fridays");
+        assert_eq!(same(&mut read, " Deploy ON fridays\n"), deploy);
+        assert_ne!(same(&mut read, "deploy on Fridays!"), deploy);
+        assert_ne!(same(&mut read, "deploy  on Fridays"), deploy);
+        assert_ne!(
+            same(&mut read, "DÉPLOY on Fridays"),
+            same(&mut read, "déploy on Fridays")
+        );
         assert_eq!(
             first.content(),
             [
