@@ -575,8 +575,9 @@ impl TextRead {
 }
 
 /// Texts (triggers and actions) [`WordsRead`] keeps before it starts
-/// afresh (a few MiB of words at most; the 100k-lesson benchmark ledgers
-/// have 37k and 49k distinct triggers, and 40 and 32 actions).
+/// afresh (each kept twice, as written and as compared: some 10 MiB at
+/// most for lessons; the 100k-lesson benchmark ledgers have 37k and 49k
+/// distinct triggers, and 40 and 32 actions).
 const READINGS_KEPT: usize = 1 << 16;
 
 /// Bytes of lexical readings kept between calls (see
@@ -768,7 +769,7 @@ mod cache_tests {
             numbered(&mut read, &texts[READINGS_KEPT + 4])
         );
         read.make_room();
-        assert!(read.texts.is_empty() && read.number_sets.is_empty());
+        assert!(read.texts.is_empty() && read.number_sets.is_empty() && read.compared.is_empty());
         assert_eq!(numbered(&mut read, "repo r3 again"), 0);
     }
 
