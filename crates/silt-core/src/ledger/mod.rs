@@ -13,6 +13,7 @@ pub mod events;
 mod ivf;
 pub mod limits;
 pub mod meaning;
+mod neighbours;
 pub mod ops;
 mod recall_index;
 pub mod relate;
