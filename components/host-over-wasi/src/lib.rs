@@ -7,19 +7,23 @@
 #![cfg(target_arch = "wasm32")]
 
 wit_bindgen::generate!({
-    // the host's grants, and no vectors: an engine that asks for them (the
-    // ledger's recall) falls back to its lexical path
+    // the host's grants, no vectors (an engine that asks for them, the
+    // ledger's recall, falls back to its lexical path) and nothing related
+    // ahead (a WASI host has no thread to relate on: the ledger relates
+    // those pairs itself)
     inline: "package silt:standalone; world host-over-wasi {
         include silt:host/host-over-wasi@0.2.0;
         export silt:embed/embed@0.2.1;
+        export silt:ledger/relating-ahead@0.4.2;
     }",
-    path: ["../../wit/judge", "../../wit/host", "../../wit/embed"],
+    path: ["../../wit/judge", "../../wit/host", "../../wit/embed", "../../wit/ledger"],
     world: "silt:standalone/host-over-wasi",
     generate_all,
 });
 
 use exports::silt::embed::embed;
 use exports::silt::host::{clock, ids, log};
+use exports::silt::ledger::relating_ahead;
 
 impl embed::Guest for HostOverWasi {
     fn embed(_texts: Vec<String>) -> Result<embed::Embedding, silt::judge::types::JudgeError> {
@@ -55,6 +59,26 @@ impl clock::Guest for HostOverWasi {
 impl ids::Guest for HostOverWasi {
     fn next_id() -> String {
         silt_core::ids::new_id()
+    }
+}
+
+impl relating_ahead::Guest for HostOverWasi {
+    type Pending = NeverStarted;
+
+    fn start(
+        _lessons: Vec<relating_ahead::Lesson>,
+        _pairs: Vec<(u32, u32)>,
+    ) -> Option<relating_ahead::Pending> {
+        None
+    }
+}
+
+/// A call `start` never returns.
+struct NeverStarted;
+
+impl relating_ahead::GuestPending for NeverStarted {
+    fn finish(_call: relating_ahead::Pending) -> Result<Vec<relating_ahead::Relation>, String> {
+        Err("nothing is related ahead over plain WASI".into())
     }
 }
 

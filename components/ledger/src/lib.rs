@@ -27,10 +27,51 @@ use silt_core::ledger::{self as core, ops};
 /// Lesson pairs sent to the judge per call.
 const RELATE_BATCH: usize = 256;
 
-/// The imported judge's `relations`, validated.
-struct ImportedRelations;
+/// The imported judge's `relations`, validated, and the host's
+/// `relating-ahead` with the calls it started.
+#[derive(Default)]
+struct ImportedRelations {
+    /// Each started call with its number of pairs, by the number `start`
+    /// gave it.
+    started: HashMap<u64, (silt::ledger::relating_ahead::Pending, usize)>,
+    next: u64,
+}
 
 impl core::relate::RelationJudge for ImportedRelations {
+    fn start(&mut self, lessons: &[core::relate::Lesson<'_>], pairs: &[(u32, u32)]) -> Option<u64> {
+        use silt::ledger::relating_ahead::Lesson;
+        let lessons: Vec<Lesson> = lessons
+            .iter()
+            .map(|l| Lesson {
+                when: l.when.to_string(),
+                prefer: l.prefer.to_string(),
+            })
+            .collect();
+        let pending = silt::ledger::relating_ahead::start(&lessons, pairs)?;
+        self.next += 1;
+        self.started.insert(self.next, (pending, pairs.len()));
+        Some(self.next)
+    }
+
+    fn finish(&mut self, call: u64) -> Result<Vec<core::relate::Relation>, String> {
+        let (pending, pairs) = self
+            .started
+            .remove(&call)
+            .ok_or_else(|| format!("no call {call} was started"))?;
+        let answers: Vec<silt::judge::relations::Relation> =
+            silt::ledger::relating_ahead::Pending::finish(pending)
+                .map_err(|e| format!("the judge could not relate lessons: {e}"))?
+                .into_iter()
+                .map(|r| silt::judge::relations::Relation {
+                    merge: r.merge,
+                    contradict: r.contradict,
+                    sibling: r.sibling,
+                    distinct: r.distinct,
+                })
+                .collect();
+        convert::relations(&answers, pairs)
+    }
+
     fn relate(
         &mut self,
         pairs: &[(core::relate::Lesson<'_>, core::relate::Lesson<'_>)],
@@ -397,7 +438,7 @@ impl GuestLedger for LedgerResource {
             };
             match core::sleep::sleep_staged(
                 l,
-                &mut ImportedRelations,
+                &mut ImportedRelations::default(),
                 &mut next_id,
                 now,
                 &mut stage,

@@ -392,15 +392,31 @@ impl Views {
     /// Pairs near by trigger or by whole lesson (duplicates and
     /// contradictions), each among its rows' `per_row` nearest of a view.
     pub fn same_situation_pairs(&self, per_row: usize) -> Vec<(usize, usize)> {
-        let mut pairs: Vec<(usize, usize)> = near_pairs(&self.trigger, self.cuts.trigger, per_row)
-            .into_iter()
-            .chain(near_pairs(&self.lesson, self.cuts.lesson, per_row))
-            .map(|(i, j, _)| (i, j))
-            .collect();
+        let mut pairs = self.trigger_pairs(per_row);
+        pairs.extend(self.lesson_pairs(per_row));
         pairs.sort_unstable();
         pairs.dedup();
         pairs
     }
+
+    /// Pairs near by trigger, each among its rows' `per_row` nearest,
+    /// sorted, each once.
+    pub fn trigger_pairs(&self, per_row: usize) -> Vec<(usize, usize)> {
+        sorted_pairs(near_pairs(&self.trigger, self.cuts.trigger, per_row))
+    }
+
+    /// Pairs near by whole lesson, as [`Views::trigger_pairs`].
+    pub fn lesson_pairs(&self, per_row: usize) -> Vec<(usize, usize)> {
+        sorted_pairs(near_pairs(&self.lesson, self.cuts.lesson, per_row))
+    }
+}
+
+/// `(i, j)` of each near pair, sorted, each once.
+fn sorted_pairs(near: Vec<(usize, usize, f64)>) -> Vec<(usize, usize)> {
+    let mut pairs: Vec<(usize, usize)> = near.into_iter().map(|(i, j, _)| (i, j)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
 }
 
 #[cfg(test)]

@@ -107,6 +107,20 @@ pub struct Lesson<'a> {
 pub trait RelationJudge {
     /// One [`Relation`] per pair, in order.
     fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String>;
+
+    /// Starts relating `pairs` (indices into `lessons`) in the background
+    /// and returns at once, where the judge's host has a core to spare:
+    /// the caller goes on working and takes the relations with
+    /// [`RelationJudge::finish`]. None (the default) when it cannot; the
+    /// caller then relates those pairs with `relate` when it needs them.
+    fn start(&mut self, _lessons: &[Lesson<'_>], _pairs: &[(u32, u32)]) -> Option<u64> {
+        None
+    }
+
+    /// The relations of the call `start` returned, one per pair in order.
+    fn finish(&mut self, call: u64) -> Result<Vec<Relation>, String> {
+        Err(format!("no call {call} was started"))
+    }
 }
 
 /// Words that only say "not": left out when asking whether two actions

@@ -86,13 +86,23 @@ pub fn sleep_staged(
     let mut judged = Judged::new(ledger);
     // the index by meaning is the costly part on a large ledger: built once
     // a pass (rounds only retire lessons, which are filtered out)
-    let by_meaning = pairs_by_meaning(ledger);
+    //
+    // the first round takes every pair by meaning: where the judge's host
+    // has a core to spare, each view's pairs are related while the next
+    // view and then the pairs by words are searched
+    let mut ahead = Vec::new();
+    let by_meaning = pairs_by_meaning(ledger, |pairs| {
+        ahead.extend(judged.start(ledger, judge, pairs));
+    });
     lap(stage, "meaning", &[("pairs", by_meaning.len())]);
     // so are each lesson's strongest partners by words and its action's
     // near actions (in words and in meaning), with a reserve for the
     // partners that rounds retire
     let by_words = Partners::find(ledger);
     lap(stage, "words", &[]);
+    for call in ahead {
+        judged.finish(ledger, judge, call)?;
+    }
     let (mut rounds, mut round_pairs) = (0, 0);
     for _ in 0..MAX_ROUNDS {
         let pairs = by_words.pairs(ledger, &by_meaning);
@@ -151,7 +161,11 @@ pub fn sleep_staged(
         "rounds",
         &[("rounds", rounds), ("pairs", round_pairs)],
     );
-    stage("judge", judged.judging, &[("pairs", judged.known.len())]);
+    stage(
+        "judge",
+        judged.judging,
+        &[("pairs", judged.known.len()), ("ahead", judged.ahead)],
+    );
     for (members, when) in sibling_groups(ledger, &siblings) {
         events.push(abstract_parent(ledger, &members, when, new_id(), now));
         report.generalized += 1;
@@ -338,8 +352,12 @@ fn merge_sorted(
 /// Pairs (by entry index) of active lessons near in meaning, when the
 /// judge has given vectors for all of them: each lesson's
 /// [`MAX_PARTNERS`] nearest by trigger and by whole lesson, sorted, each
-/// once. (Near actions are [`Partners`]' to pair.)
-fn pairs_by_meaning(ledger: &Ledger) -> Vec<(usize, usize)> {
+/// once. (Near actions are [`Partners`]' to pair.) Each view's pairs go to
+/// `found` as soon as they are known, sorted, each once.
+fn pairs_by_meaning(
+    ledger: &Ledger,
+    mut found: impl FnMut(&[(usize, usize)]),
+) -> Vec<(usize, usize)> {
     let active: Vec<usize> = (0..ledger.entries.len())
         .filter(|&i| ledger.entries[i].status == Status::Active)
         .collect();
@@ -349,13 +367,18 @@ fn pairs_by_meaning(ledger: &Ledger) -> Vec<(usize, usize)> {
     })) else {
         return vec![];
     };
-    // sorted and each once already; entry indices grow with the active
-    // indices, so the order holds
-    views
-        .same_situation_pairs(MAX_PARTNERS)
-        .into_iter()
-        .map(|(i, j)| (active[i], active[j]))
-        .collect()
+    // entry indices grow with the active indices, so the order holds
+    let entries = |pairs: Vec<(usize, usize)>| -> Vec<(usize, usize)> {
+        pairs
+            .into_iter()
+            .map(|(i, j)| (active[i], active[j]))
+            .collect()
+    };
+    let by_trigger = entries(views.trigger_pairs(MAX_PARTNERS));
+    found(&by_trigger);
+    let by_lesson = entries(views.lesson_pairs(MAX_PARTNERS));
+    found(&by_lesson);
+    merge_sorted(&by_trigger, by_lesson.into_iter())
 }
 
 /// What a pass has had from its judge, by the pair of texts: the verdict
@@ -377,8 +400,17 @@ struct Judged {
     read: usize,
     /// This round's so far.
     this_round: Vec<((u32, u32), Option<Verdict>)>,
-    /// Time spent in the judge's calls.
+    /// Time spent in the judge's calls (for pairs related ahead, waiting
+    /// for them).
     judging: Duration,
+    /// Pairs related ahead ([`Judged::start`]).
+    ahead: usize,
+}
+
+/// A call [`Judged::start`] started: the judge's call and its pairs.
+struct Ahead {
+    call: u64,
+    pairs: Vec<(usize, usize)>,
 }
 
 impl Judged {
@@ -400,6 +432,85 @@ impl Judged {
             read: 0,
             this_round: Vec::new(),
             judging: Duration::ZERO,
+            ahead: 0,
+        }
+    }
+
+    /// Starts relating the pairs of texts among `pairs` not yet known, in
+    /// the background where the judge can ([`RelationJudge::start`]): each
+    /// lesson crosses once, the pairs as indices. None when nothing was
+    /// started.
+    fn start(
+        &mut self,
+        ledger: &Ledger,
+        judge: &mut dyn RelationJudge,
+        pairs: &[(usize, usize)],
+    ) -> Option<Ahead> {
+        let mut asked = HashSet::default();
+        let new: Vec<(usize, usize)> = pairs
+            .iter()
+            .copied()
+            .filter(|&(a, b)| {
+                let key = (self.text[a], self.text[b]);
+                !self.known.contains_key(&key) && asked.insert(key)
+            })
+            .collect();
+        if new.is_empty() {
+            return None;
+        }
+        let mut place: HashMap<usize, u32> = HashMap::default();
+        let mut lessons = Vec::new();
+        let mut index = |i: usize| {
+            *place.entry(i).or_insert_with(|| {
+                let e = &ledger.entries[i];
+                lessons.push(Lesson {
+                    when: &e.when,
+                    prefer: &e.prefer,
+                });
+                lessons.len() as u32 - 1
+            })
+        };
+        let indices: Vec<(u32, u32)> = new.iter().map(|&(a, b)| (index(a), index(b))).collect();
+        let call = judge.start(&lessons, &indices)?;
+        // held until `finish` rules on them: a later call leaves them out
+        // (a pass ends with an error if the call fails)
+        for key in asked {
+            self.known.insert(key, None);
+        }
+        Some(Ahead { call, pairs: new })
+    }
+
+    /// Waits for the relations `ahead` started and keeps their rulings.
+    fn finish(
+        &mut self,
+        ledger: &Ledger,
+        judge: &mut dyn RelationJudge,
+        ahead: Ahead,
+    ) -> Result<(), String> {
+        let waiting = Instant::now();
+        let relations = judge.finish(ahead.call)?;
+        self.judging += waiting.elapsed();
+        if relations.len() != ahead.pairs.len() {
+            return Err(format!(
+                "the judge returned {} verdicts for {} pairs",
+                relations.len(),
+                ahead.pairs.len()
+            ));
+        }
+        self.ahead += ahead.pairs.len();
+        self.keep(ledger, &ahead.pairs, &relations);
+        Ok(())
+    }
+
+    /// Keeps the rulings `relations` give `pairs` under the ledger's margin.
+    fn keep(&mut self, ledger: &Ledger, pairs: &[(usize, usize)], relations: &[Relation]) {
+        let margin = ledger.params.destructive_margin;
+        for (&(a, b), r) in pairs.iter().zip(relations) {
+            let ruling = match decide(r, margin) {
+                Decision::Apply(v) => Some(v),
+                Decision::Hold { .. } => None,
+            };
+            self.known.insert((self.text[a], self.text[b]), ruling);
         }
     }
 
@@ -447,14 +558,7 @@ impl Judged {
         let asking = Instant::now();
         let relations = judge_pairs(ledger, judge, &new)?;
         self.judging += asking.elapsed();
-        let margin = ledger.params.destructive_margin;
-        for (&(a, b), r) in new.iter().zip(&relations) {
-            let ruling = match decide(r, margin) {
-                Decision::Apply(v) => Some(v),
-                Decision::Hold { .. } => None,
-            };
-            self.known.insert((self.text[a], self.text[b]), ruling);
-        }
+        self.keep(ledger, &new, &relations);
         let rulings: Vec<Option<Verdict>> = pairs
             .iter()
             .zip(rulings)
@@ -732,7 +836,7 @@ mod tests {
     }
 
     /// Counts how often each pair reaches the judge.
-    struct Counting<J>(J, HashMap<String, usize>);
+    pub(super) struct Counting<J>(pub(super) J, pub(super) HashMap<String, usize>);
 
     impl<J: RelationJudge> RelationJudge for Counting<J> {
         fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String> {
@@ -1321,6 +1425,7 @@ mod meaning_tests {
     use crate::ledger::Params;
     use crate::ledger::meaning::Cuts;
     use crate::ledger::ops::Feedback;
+    use crate::ledger::relate::LexicalRelations;
 
     use super::margin_tests::Always;
 
@@ -1428,6 +1533,124 @@ mod meaning_tests {
         .unwrap();
         assert_eq!(report.merged, 1);
         assert_eq!(l.active_count(), 2);
+    }
+
+    /// Relates like its inner judge, the pairs started ahead at `start`
+    /// and handed back at `finish`, as a host with a core to spare does
+    /// (or fails at `finish`, as a judge can).
+    struct RelatedAhead<J> {
+        inner: J,
+        started: Vec<Option<Vec<Relation>>>,
+        pairs_ahead: usize,
+        fail: bool,
+    }
+
+    impl<J: RelationJudge> RelationJudge for RelatedAhead<J> {
+        fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String> {
+            self.inner.relate(pairs)
+        }
+
+        fn start(&mut self, lessons: &[Lesson<'_>], pairs: &[(u32, u32)]) -> Option<u64> {
+            let pairs: Vec<_> = pairs
+                .iter()
+                .map(|&(a, b)| (lessons[a as usize].clone(), lessons[b as usize].clone()))
+                .collect();
+            self.pairs_ahead += pairs.len();
+            self.started.push(self.inner.relate(&pairs).ok());
+            Some(self.started.len() as u64 - 1)
+        }
+
+        fn finish(&mut self, call: u64) -> Result<Vec<Relation>, String> {
+            match self.started[call as usize].take() {
+                Some(_) if self.fail => Err("the judge stopped".into()),
+                Some(relations) => Ok(relations),
+                None => Err(format!("call {call} finished twice")),
+            }
+        }
+    }
+
+    /// 300 generated `agents` lessons with vectors that put texts sharing
+    /// words near each other (each word a fixed pseudo-random direction).
+    fn agents_with_vectors() -> Ledger {
+        let mut l = Ledger::new(
+            crate::ledger::synthetic::agent_entries(300, NOW),
+            Params::default(),
+        );
+        let texts = l.texts_to_embed();
+        let vectors: Vec<Vec<f32>> = texts
+            .iter()
+            .map(|t| {
+                let mut v = [0.0f32; 32];
+                for word in t.split_whitespace() {
+                    let mut h = word.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                    });
+                    for x in v.iter_mut() {
+                        h = h.wrapping_mul(0x5851_f42d_4c95_7f2d).wrapping_add(1);
+                        *x += (h >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+                    }
+                }
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.iter().map(|x| x / n).collect()
+            })
+            .collect();
+        l.learn_vectors(&texts, &vectors, CUTS).unwrap();
+        l
+    }
+
+    /// Where the judge relates the pairs by meaning ahead (each view's
+    /// while the engine searches the next and the pairs by words), the
+    /// pass does what it does relating them in its rounds, and no pair is
+    /// asked twice.
+    #[test]
+    fn pairs_related_ahead_make_the_same_pass() {
+        let lexical =
+            || super::tests::Counting(LexicalRelations(Params::default()), HashMap::default());
+        let mut plain = agents_with_vectors();
+        let (report, events) = sleep(&mut plain, &mut lexical(), &mut ids(), NOW).unwrap();
+        assert!(report.merged > 0, "{report:?}");
+        let mut ahead = RelatedAhead {
+            inner: lexical(),
+            started: vec![],
+            pairs_ahead: 0,
+            fail: false,
+        };
+        let mut early = agents_with_vectors();
+        let (report_ahead, events_ahead) = sleep(&mut early, &mut ahead, &mut ids(), NOW).unwrap();
+        assert!(ahead.pairs_ahead > 100, "{}", ahead.pairs_ahead);
+        // one call per view, the second without the first's pairs
+        assert_eq!(ahead.started.len(), 2);
+        assert_eq!(report_ahead, report);
+        assert_eq!(events_ahead, events);
+        assert_eq!(early.entries, plain.entries);
+        let most = ahead.inner.1.values().max().copied();
+        assert_eq!(most, Some(1), "a pair was judged {most:?} times");
+    }
+
+    /// A judge that fails the call it started fails the pass, before any
+    /// lesson is touched.
+    #[test]
+    fn a_failed_call_ahead_fails_the_pass_and_changes_nothing() {
+        let mut l = agents_with_vectors();
+        let before = l.entries.clone();
+        let mut failing = RelatedAhead {
+            inner: LexicalRelations(Params::default()),
+            started: vec![],
+            pairs_ahead: 0,
+            fail: true,
+        };
+        let err = sleep(&mut l, &mut failing, &mut ids(), NOW).unwrap_err();
+        assert!(err.contains("the judge stopped"), "{err}");
+        assert!(failing.pairs_ahead > 0);
+        assert_eq!(l.entries, before);
+    }
+
+    fn ids() -> impl FnMut() -> String {
+        let mut n = 0;
+        move || {
+            n += 1;
+            format!("p{n:07}")
+        }
     }
 
     #[test]

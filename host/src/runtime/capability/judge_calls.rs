@@ -7,15 +7,16 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{HasSelf, Linker, Resource};
 
 use super::progress::Progress;
 use crate::bindings::ask_engine::silt::judge::judge as judge_import;
 use crate::bindings::embedding_judge::exports::silt::embed::embed::Embedding as JudgeEmbedding;
 use crate::bindings::ledger_engine::silt::embed::embed as embed_import;
 use crate::bindings::ledger_engine::silt::judge::relations as relations_import;
+use crate::bindings::ledger_engine::silt::ledger::relating_ahead as ahead_import;
 use crate::bindings::types::{Answer, Item, JudgeError, JudgeInfo, Question, Response, Usage};
 use crate::runtime::answer_cache::{AnswerCache, core_answer, core_question};
 
@@ -72,6 +73,35 @@ pub struct JudgeCalls {
     /// Calls actually made to the judge, and items the cache answered.
     pub calls: u32,
     pub cache_hits: u32,
+    /// The `relating-ahead` calls this store's engine started, by the
+    /// handle's number, and the next number.
+    ahead: std::collections::HashMap<u32, PendingRelations>,
+    next_ahead: u32,
+    /// Signalled when the last call started finishes: the next waits for
+    /// it, so calls run one after another on one warm judge (several at
+    /// once would each start a judge of their own, with cold caches).
+    last_ahead: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+/// Pairs related per judge call by `relating-ahead`: what the ledger
+/// engine sends per `relate` call (the host then splits it into the
+/// judge's preferred batches), so the judge sees the same calls either way.
+const AHEAD_BATCH: usize = 4096;
+
+/// One `relating-ahead` call: the thread relating its pairs, and the flag
+/// that stops it between batches when the engine drops the call.
+pub struct PendingRelations {
+    task: Option<tokio::task::JoinHandle<Result<Vec<ahead_import::Relation>, String>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for PendingRelations {
+    /// A call dropped before `finish` took its task is stopped.
+    fn drop(&mut self) {
+        if self.task.is_some() {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 impl JudgeCalls {
@@ -184,6 +214,123 @@ impl relations_import::Host for JudgeCalls {
     }
 }
 
+impl ahead_import::Host for JudgeCalls {
+    /// Relates on a thread of the blocking pool, driving the judge's async
+    /// calls there: a task spawned on the runtime would wait in the
+    /// spawning worker's slot (not stolen by the idle one) for as long as
+    /// the engine computes without yielding, which is the whole point.
+    /// Nothing is started where there is no core to spare.
+    async fn start(
+        &mut self,
+        lessons: Vec<ahead_import::Lesson>,
+        pairs: Vec<(u32, u32)>,
+    ) -> wasmtime::Result<Option<Resource<ahead_import::Pending>>> {
+        let judge = self.bound("a judge")?;
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            return Ok(None);
+        }
+        tracing::debug!(engine = %self.plugin, "relating {} pairs of {} lessons ahead", pairs.len(), lessons.len());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (done, finished) = tokio::sync::oneshot::channel::<()>();
+        let previous = self.last_ahead.replace(finished);
+        let counter = self.related_pairs.clone();
+        let runtime = tokio::runtime::Handle::current();
+        let stopped = stop.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            runtime.block_on(async move {
+                if let Some(previous) = previous {
+                    // a dropped call's sender goes too: nothing to wait for
+                    let _ = previous.await;
+                }
+                let related =
+                    relate_ahead(judge.as_ref(), &lessons, &pairs, &stopped, counter).await;
+                let _ = done.send(());
+                related
+            })
+        });
+        let pending = PendingRelations {
+            task: Some(task),
+            stop,
+        };
+        self.next_ahead += 1;
+        self.ahead.insert(self.next_ahead, pending);
+        Ok(Some(Resource::new_own(self.next_ahead)))
+    }
+}
+
+impl ahead_import::HostPending for JudgeCalls {
+    async fn finish(
+        &mut self,
+        call: Resource<ahead_import::Pending>,
+    ) -> wasmtime::Result<Result<Vec<ahead_import::Relation>, String>> {
+        let Some(task) = self
+            .ahead
+            .remove(&call.rep())
+            .and_then(|mut pending| pending.task.take())
+        else {
+            wasmtime::bail!("relating-ahead call {} is not pending", call.rep());
+        };
+        Ok(match task.await {
+            Ok(related) => related,
+            Err(e) => Err(format!("relating ahead stopped: {e}")),
+        })
+    }
+
+    async fn drop(&mut self, call: Resource<ahead_import::Pending>) -> wasmtime::Result<()> {
+        // dropping it stops the thread at its next batch
+        self.ahead.remove(&call.rep());
+        Ok(())
+    }
+}
+
+/// Relates `pairs` (indices into `lessons`) a batch at a time, counting
+/// them as the engine's own calls are counted, until done or `stop`; a
+/// failure is said as the engine says the judge's.
+async fn relate_ahead(
+    judge: &dyn BoundJudge,
+    lessons: &[ahead_import::Lesson],
+    pairs: &[(u32, u32)],
+    stop: &AtomicBool,
+    counter: Option<Arc<AtomicU64>>,
+) -> Result<Vec<ahead_import::Relation>, String> {
+    let lesson = |i: u32| {
+        let l = lessons
+            .get(i as usize)
+            .ok_or_else(|| format!("a pair names lesson {i} of the {} started", lessons.len()))?;
+        Ok::<_, String>(relations_import::Lesson {
+            when: l.when.clone(),
+            prefer: l.prefer.clone(),
+        })
+    };
+    let mut out = Vec::with_capacity(pairs.len());
+    for batch in pairs.chunks(AHEAD_BATCH) {
+        if stop.load(Ordering::Relaxed) {
+            return Err("the engine dropped the call".into());
+        }
+        let batch = batch
+            .iter()
+            .map(|&(a, b)| {
+                Ok(relations_import::LessonPair {
+                    a: lesson(a)?,
+                    b: lesson(b)?,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let n = batch.len() as u64;
+        let related = judge.relate(batch).await.map_err(|e| format!("{e:?}"))?;
+        out.extend(related.into_iter().map(|r| ahead_import::Relation {
+            merge: r.merge,
+            contradict: r.contradict,
+            sibling: r.sibling,
+            distinct: r.distinct,
+        }));
+        if let Some(counter) = &counter {
+            counter.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+    Ok(out)
+}
+
 impl embed_import::Host for JudgeCalls {
     async fn embed(
         &mut self,
@@ -252,6 +399,7 @@ pub fn add_to_linker<T: Send + 'static>(
         Imports::Judge => judge_import::add_to_linker::<T, HasSelf<JudgeCalls>>(linker, get),
         Imports::RelationsAndEmbed => {
             relations_import::add_to_linker::<T, HasSelf<JudgeCalls>>(linker, get)?;
+            ahead_import::add_to_linker::<T, HasSelf<JudgeCalls>>(linker, get)?;
             embed_import::add_to_linker::<T, HasSelf<JudgeCalls>>(linker, get)
         }
     }
@@ -352,6 +500,105 @@ mod tests {
         // only "c" went to the judge the second time
         assert_eq!(*judge.asked.lock().unwrap(), [2, 1]);
         assert_eq!((calls.calls, calls.cache_hits), (2, 2));
+    }
+
+    /// Relates a pair by its lessons' triggers ("w3" and "w1": merge 0.31,
+    /// the rest distinct), taking a while a call, and records how many of
+    /// its calls ran at once.
+    struct Relating {
+        info: JudgeInfo,
+        running: std::sync::atomic::AtomicUsize,
+        most_at_once: std::sync::atomic::AtomicUsize,
+    }
+
+    impl BoundJudge for Relating {
+        fn info(&self) -> &JudgeInfo {
+            &self.info
+        }
+        fn ask<'a>(
+            &'a self,
+            _question: &'a Question,
+            _items: &'a [Item],
+        ) -> Pending<'a, Result<Response, JudgeError>> {
+            Box::pin(async { Err(JudgeError::Unsupported("no ask".into())) })
+        }
+        fn relate(
+            &self,
+            pairs: Vec<relations_import::LessonPair>,
+        ) -> Pending<'_, Result<Vec<relations_import::Relation>, JudgeError>> {
+            Box::pin(async move {
+                let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+                self.most_at_once.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+                self.running.fetch_sub(1, Ordering::SeqCst);
+                let digit = |l: &relations_import::Lesson| f64::from(l.when.as_bytes()[1] - b'0');
+                Ok(pairs
+                    .iter()
+                    .map(|p| {
+                        let merge = (10.0 * digit(&p.a) + digit(&p.b)) / 100.0;
+                        relations_import::Relation {
+                            merge,
+                            contradict: 0.0,
+                            sibling: 0.0,
+                            distinct: 1.0 - merge,
+                        }
+                    })
+                    .collect())
+            })
+        }
+        fn embed(&self, _texts: Vec<String>) -> Pending<'_, Result<JudgeEmbedding, JudgeError>> {
+            Box::pin(async { Err(JudgeError::Unsupported("no vectors".into())) })
+        }
+    }
+
+    /// Pairs related ahead come back in the order started, each call's
+    /// own, counted as related; calls run one after another on the judge
+    /// whatever order they are finished in; a pair naming a lesson that
+    /// was not sent is the engine's error to read. A machine without a
+    /// second core relates nothing ahead.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn pairs_related_ahead_come_back_in_order_one_call_at_a_time() {
+        use ahead_import::{Host, HostPending};
+        let judge = Arc::new(Relating {
+            info: JudgeInfo {
+                name: "relating".into(),
+                version: "1".into(),
+                deterministic: true,
+                cost_per_million_input_tokens: 0.0,
+                preferred_batch_size: 8,
+            },
+            running: Default::default(),
+            most_at_once: Default::default(),
+        });
+        let mut calls = JudgeCalls::new("ledger", Some(judge.clone()));
+        let related = Arc::new(AtomicU64::new(0));
+        calls.related_pairs = Some(related.clone());
+        let lessons: Vec<ahead_import::Lesson> = (0..5)
+            .map(|i| ahead_import::Lesson {
+                when: format!("w{i}"),
+                prefer: "p".into(),
+            })
+            .collect();
+        let first = calls
+            .start(lessons.clone(), vec![(3, 1), (1, 2), (4, 0)])
+            .await
+            .unwrap();
+        if std::thread::available_parallelism().unwrap().get() < 2 {
+            assert!(first.is_none());
+            return;
+        }
+        let second = calls.start(lessons.clone(), vec![(2, 2)]).await.unwrap();
+        let bad = calls.start(lessons, vec![(0, 5)]).await.unwrap();
+        let merges =
+            |r: Vec<ahead_import::Relation>| -> Vec<f64> { r.iter().map(|r| r.merge).collect() };
+        let second = calls.finish(second.unwrap()).await.unwrap().unwrap();
+        assert_eq!(merges(second), [0.22]);
+        let first = calls.finish(first.unwrap()).await.unwrap().unwrap();
+        assert_eq!(merges(first), [0.31, 0.12, 0.40]);
+        let bad = calls.finish(bad.unwrap()).await.unwrap().unwrap_err();
+        assert!(bad.contains("names lesson 5 of the 5 started"), "{bad}");
+        assert_eq!(related.load(Ordering::SeqCst), 4);
+        assert_eq!(judge.most_at_once.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
