@@ -405,6 +405,9 @@ struct Judged {
     judging: Duration,
     /// Pairs related ahead ([`Judged::start`]).
     ahead: usize,
+    /// Calls started and not yet finished: their pairs sit in `known` as
+    /// held until then, so no ruling may be read meanwhile.
+    outstanding: usize,
 }
 
 /// A call [`Judged::start`] started: the judge's call and its pairs.
@@ -433,6 +436,7 @@ impl Judged {
             this_round: Vec::new(),
             judging: Duration::ZERO,
             ahead: 0,
+            outstanding: 0,
         }
     }
 
@@ -477,6 +481,7 @@ impl Judged {
         for key in asked {
             self.known.insert(key, None);
         }
+        self.outstanding += 1;
         Some(Ahead { call, pairs: new })
     }
 
@@ -490,6 +495,7 @@ impl Judged {
         let waiting = Instant::now();
         let relations = judge.finish(ahead.call)?;
         self.judging += waiting.elapsed();
+        self.outstanding -= 1;
         if relations.len() != ahead.pairs.len() {
             return Err(format!(
                 "the judge returned {} verdicts for {} pairs",
@@ -541,6 +547,10 @@ impl Judged {
         judge: &mut dyn RelationJudge,
         pairs: &[(usize, usize)],
     ) -> Result<Vec<Option<Verdict>>, String> {
+        assert_eq!(
+            self.outstanding, 0,
+            "rulings read before every call ahead finished"
+        );
         let mut rulings: Vec<Option<Option<Verdict>>> = Vec::with_capacity(pairs.len());
         let mut asked = HashSet::default();
         let mut new: Vec<(usize, usize)> = Vec::new();

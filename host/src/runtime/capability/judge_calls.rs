@@ -83,10 +83,13 @@ pub struct JudgeCalls {
     last_ahead: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
-/// Pairs related per judge call by `relating-ahead`: what the ledger
-/// engine sends per `relate` call (the host then splits it into the
-/// judge's preferred batches), so the judge sees the same calls either way.
-const AHEAD_BATCH: usize = 4096;
+/// The smallest preferred batch of a judge that relates ahead: one that
+/// takes hundreds of pairs a call is cheap per pair. Relating ahead also
+/// relates the pairs a sleep round would have skipped (8–20% more on the
+/// generated 100k ledgers), which costs a model judge (a transformer, a
+/// local language model: 16–32 pairs a call) or a paid server more than
+/// the overlap saves.
+const AHEAD_FROM_BATCH: u32 = 256;
 
 /// One `relating-ahead` call: the thread relating its pairs, and the flag
 /// that stops it between batches when the engine drops the call.
@@ -219,14 +222,20 @@ impl ahead_import::Host for JudgeCalls {
     /// calls there: a task spawned on the runtime would wait in the
     /// spawning worker's slot (not stolen by the idle one) for as long as
     /// the engine computes without yielding, which is the whole point.
-    /// Nothing is started where there is no core to spare.
+    /// Nothing is started where there is no core to spare, nor for a judge
+    /// that is not cheap per pair ([`AHEAD_FROM_BATCH`], or one that
+    /// costs money).
     async fn start(
         &mut self,
         lessons: Vec<ahead_import::Lesson>,
         pairs: Vec<(u32, u32)>,
     ) -> wasmtime::Result<Option<Resource<ahead_import::Pending>>> {
         let judge = self.bound("a judge")?;
-        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        let info = judge.info();
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2
+            || info.preferred_batch_size < AHEAD_FROM_BATCH
+            || info.cost_per_million_input_tokens > 0.0
+        {
             return Ok(None);
         }
         tracing::debug!(engine = %self.plugin, "relating {} pairs of {} lessons ahead", pairs.len(), lessons.len());
@@ -263,14 +272,15 @@ impl ahead_import::HostPending for JudgeCalls {
         &mut self,
         call: Resource<ahead_import::Pending>,
     ) -> wasmtime::Result<Result<Vec<ahead_import::Relation>, String>> {
-        let Some(task) = self
-            .ahead
-            .remove(&call.rep())
-            .and_then(|mut pending| pending.task.take())
-        else {
+        let Some(mut pending) = self.ahead.remove(&call.rep()) else {
             wasmtime::bail!("relating-ahead call {} is not pending", call.rep());
         };
-        Ok(match task.await {
+        // held while waiting: if this wait is dropped (the engine call's
+        // time limit, a cancelled request), so is the call, which stops it
+        let task = pending.task.as_mut().expect("a pending call has its task");
+        let related = task.await;
+        pending.task = None;
+        Ok(match related {
             Ok(related) => related,
             Err(e) => Err(format!("relating ahead stopped: {e}")),
         })
@@ -283,9 +293,10 @@ impl ahead_import::HostPending for JudgeCalls {
     }
 }
 
-/// Relates `pairs` (indices into `lessons`) a batch at a time, counting
-/// them as the engine's own calls are counted, until done or `stop`; a
-/// failure is said as the engine says the judge's.
+/// Relates `pairs` (indices into `lessons`) a batch of the judge's size
+/// at a time, counting them as the engine's own calls are counted, until
+/// done or `stop` (read between batches); a failure is said as the engine
+/// says the judge's.
 async fn relate_ahead(
     judge: &dyn BoundJudge,
     lessons: &[ahead_import::Lesson],
@@ -303,7 +314,8 @@ async fn relate_ahead(
         })
     };
     let mut out = Vec::with_capacity(pairs.len());
-    for batch in pairs.chunks(AHEAD_BATCH) {
+    let size = (judge.info().preferred_batch_size as usize).max(1);
+    for batch in pairs.chunks(size) {
         if stop.load(Ordering::Relaxed) {
             return Err("the engine dropped the call".into());
         }
@@ -507,8 +519,27 @@ mod tests {
     /// its calls ran at once.
     struct Relating {
         info: JudgeInfo,
+        calls: std::sync::atomic::AtomicUsize,
         running: std::sync::atomic::AtomicUsize,
         most_at_once: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Relating {
+        /// A judge taking `batch` pairs a call, free unless `cost` says.
+        fn new(batch: u32, cost: f64) -> Arc<Relating> {
+            Arc::new(Relating {
+                info: JudgeInfo {
+                    name: "relating".into(),
+                    version: "1".into(),
+                    deterministic: true,
+                    cost_per_million_input_tokens: cost,
+                    preferred_batch_size: batch,
+                },
+                calls: Default::default(),
+                running: Default::default(),
+                most_at_once: Default::default(),
+            })
+        }
     }
 
     impl BoundJudge for Relating {
@@ -527,6 +558,7 @@ mod tests {
             pairs: Vec<relations_import::LessonPair>,
         ) -> Pending<'_, Result<Vec<relations_import::Relation>, JudgeError>> {
             Box::pin(async move {
+                self.calls.fetch_add(1, Ordering::SeqCst);
                 let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
                 self.most_at_once.fetch_max(now, Ordering::SeqCst);
                 tokio::time::sleep(std::time::Duration::from_millis(30)).await;
@@ -559,17 +591,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn pairs_related_ahead_come_back_in_order_one_call_at_a_time() {
         use ahead_import::{Host, HostPending};
-        let judge = Arc::new(Relating {
-            info: JudgeInfo {
-                name: "relating".into(),
-                version: "1".into(),
-                deterministic: true,
-                cost_per_million_input_tokens: 0.0,
-                preferred_batch_size: 8,
-            },
-            running: Default::default(),
-            most_at_once: Default::default(),
-        });
+        let judge = Relating::new(256, 0.0);
         let mut calls = JudgeCalls::new("ledger", Some(judge.clone()));
         let related = Arc::new(AtomicU64::new(0));
         calls.related_pairs = Some(related.clone());
@@ -599,6 +621,62 @@ mod tests {
         assert!(bad.contains("names lesson 5 of the 5 started"), "{bad}");
         assert_eq!(related.load(Ordering::SeqCst), 4);
         assert_eq!(judge.most_at_once.load(Ordering::SeqCst), 1);
+    }
+
+    fn lessons(n: usize) -> Vec<ahead_import::Lesson> {
+        (0..n)
+            .map(|i| ahead_import::Lesson {
+                when: format!("w{}", i % 10),
+                prefer: "p".into(),
+            })
+            .collect()
+    }
+
+    /// A model judge (a few pairs a call) or one that costs money relates
+    /// nothing ahead: the pairs a round would skip cost it more than the
+    /// overlap saves.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn judges_dear_per_pair_relate_nothing_ahead() {
+        use ahead_import::Host;
+        for judge in [Relating::new(32, 0.0), Relating::new(4096, 0.15)] {
+            let mut calls = JudgeCalls::new("ledger", Some(judge.clone()));
+            let started = calls.start(lessons(2), vec![(0, 1)]).await.unwrap();
+            assert!(started.is_none());
+            assert_eq!(judge.calls.load(Ordering::SeqCst), 0);
+        }
+    }
+
+    /// A call the engine drops, or whose wait is dropped (the engine
+    /// call's time limit), stops at its next batch instead of relating
+    /// the rest for nobody.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_call_stops_relating() {
+        use ahead_import::{Host, HostPending};
+        if std::thread::available_parallelism().unwrap().get() < 2 {
+            return;
+        }
+        // ten batches of 256 pairs, 30 ms each when left to run
+        let pairs: Vec<(u32, u32)> = (0..2560).map(|i| (i % 10, (i + 1) % 10)).collect();
+        for drop_the_wait in [false, true] {
+            let judge = Relating::new(256, 0.0);
+            let mut calls = JudgeCalls::new("ledger", Some(judge.clone()));
+            let call = calls
+                .start(lessons(10), pairs.clone())
+                .await
+                .unwrap()
+                .unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(45)).await;
+            if drop_the_wait {
+                let wait = calls.finish(call);
+                let waited = tokio::time::timeout(std::time::Duration::from_millis(10), wait);
+                assert!(waited.await.is_err(), "ten batches done in 55 ms");
+            } else {
+                HostPending::drop(&mut calls, call).await.unwrap();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            let made = judge.calls.load(Ordering::SeqCst);
+            assert!(made <= 4, "{made} batches of 10 related after the drop");
+        }
     }
 
     #[tokio::test]
