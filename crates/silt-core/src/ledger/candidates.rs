@@ -535,12 +535,9 @@ fn search_families(
             {
                 continue;
             }
-            let jt = tok.jaccard(xu, yu);
-            let Some(jg) = tri.jaccard_reaching(xu, yu, 2.0 * threshold - jt) else {
-                continue;
-            };
-            let sim = 0.5 * jt + 0.5 * jg;
-            if sim >= threshold && !found(xu.min(yu), xu.max(yu), sim) {
+            if let Some(sim) = sim_reaching(tok, tri, xu, yu, threshold)
+                && !found(xu.min(yu), xu.max(yu), sim)
+            {
                 return;
             }
         }
@@ -574,15 +571,21 @@ fn for_each_neighbour_pair(
     });
     for (x, y) in pairs {
         let (x, y) = (x as usize, y as usize);
-        let jt = tok.jaccard(x, y);
-        let Some(jg) = tri.jaccard_reaching(x, y, 2.0 * threshold - jt) else {
-            continue;
-        };
-        let sim = 0.5 * jt + 0.5 * jg;
-        if sim >= threshold && !found(x, y, sim) {
+        if let Some(sim) = sim_reaching(tok, tri, x, y, threshold)
+            && !found(x, y, sim)
+        {
             return;
         }
     }
+}
+
+/// `text_sim` of texts `x` and `y` from their families, when it reaches
+/// `threshold` (the trigram merge stops once it cannot).
+fn sim_reaching(tok: &Family, tri: &Family, x: usize, y: usize, threshold: f64) -> Option<f64> {
+    let jt = tok.jaccard(x, y);
+    let jg = tri.jaccard_reaching(x, y, 2.0 * threshold - jt)?;
+    let sim = 0.5 * jt + 0.5 * jg;
+    (sim >= threshold).then_some(sim)
 }
 
 /// The `cap` earlier places sharing the most prefix elements (ties to the

@@ -496,13 +496,7 @@ impl Judged {
         let relations = judge.finish(ahead.call)?;
         self.judging += waiting.elapsed();
         self.outstanding -= 1;
-        if relations.len() != ahead.pairs.len() {
-            return Err(format!(
-                "the judge returned {} verdicts for {} pairs",
-                relations.len(),
-                ahead.pairs.len()
-            ));
-        }
+        one_per_pair(&relations, &ahead.pairs)?;
         self.ahead += ahead.pairs.len();
         self.keep(ledger, &ahead.pairs, &relations);
         Ok(())
@@ -602,14 +596,20 @@ fn judge_pairs(
     } else {
         judge.relate(&lessons)?
     };
-    if verdicts.len() != pairs.len() {
-        return Err(format!(
-            "the judge returned {} verdicts for {} pairs",
-            verdicts.len(),
-            pairs.len()
-        ));
-    }
+    one_per_pair(&verdicts, pairs)?;
     Ok(verdicts)
+}
+
+/// An error unless the judge gave one relation per pair.
+fn one_per_pair(relations: &[Relation], pairs: &[(usize, usize)]) -> Result<(), String> {
+    if relations.len() == pairs.len() {
+        return Ok(());
+    }
+    Err(format!(
+        "the judge returned {} verdicts for {} pairs",
+        relations.len(),
+        pairs.len()
+    ))
 }
 
 /// The groups of siblings to fold, each with its parent's trigger.
@@ -701,7 +701,7 @@ mod tests {
         Ledger::new(crate::ledger::demo::entries(NOW), Params::default())
     }
 
-    fn ids() -> impl FnMut() -> String {
+    pub(super) fn ids() -> impl FnMut() -> String {
         let mut n = 0;
         move || {
             n += 1;
@@ -1438,6 +1438,7 @@ mod meaning_tests {
     use crate::ledger::relate::LexicalRelations;
 
     use super::margin_tests::Always;
+    use super::tests::ids;
 
     const NOW: f64 = 1_750_000_000.0;
 
@@ -1653,14 +1654,6 @@ mod meaning_tests {
         assert!(err.contains("the judge stopped"), "{err}");
         assert!(failing.pairs_ahead > 0);
         assert_eq!(l.entries, before);
-    }
-
-    fn ids() -> impl FnMut() -> String {
-        let mut n = 0;
-        move || {
-            n += 1;
-            format!("p{n:07}")
-        }
     }
 
     #[test]

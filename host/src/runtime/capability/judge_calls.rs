@@ -248,7 +248,8 @@ impl ahead_import::Host for JudgeCalls {
         let task = tokio::task::spawn_blocking(move || {
             runtime.block_on(async move {
                 if let Some(previous) = previous {
-                    // a dropped call's sender goes too: nothing to wait for
+                    // a call that failed or was stopped sends nothing: its
+                    // sender goes when its thread ends, which ends the wait
                     let _ = previous.await;
                 }
                 let related =
