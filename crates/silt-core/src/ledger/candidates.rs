@@ -587,9 +587,11 @@ fn for_each_neighbour_pair(
 }
 
 /// One text's elements marked in each family, so that its shared count
-/// with another text is a sum over that text's elements: a merge of two
-/// sorted lists branches on every step, and it took 800 ns a pair in the
-/// sandbox (2.4 s for the 3M neighbour pairs of 100k `agents` lessons).
+/// with another text is a sum over that text's elements rather than a
+/// merge of two sorted lists, which branches on every step: checking the
+/// 3.0M neighbour pairs of 100k `agents` lessons in the sandbox took 2.4 s
+/// by merging and 1.3 s this way, the offers of the pairs found included
+/// (docs/BENCHMARKS.md, session 35).
 struct Marked<'a> {
     tok: &'a Family,
     tri: &'a Family,
@@ -654,8 +656,8 @@ impl<'a> Marked<'a> {
 }
 
 /// The marked elements of `set`, or `None` once the rest of it cannot
-/// bring the count to `need` (read a block at a time: a check per
-/// element cost as much as the count).
+/// bring the count to `need` (checked once a block of eight, not once
+/// an element).
 fn count_reaching(set: &[u32], marks: &[u8], need: usize) -> Option<usize> {
     let mut n = 0;
     let mut left = set.len();

@@ -213,10 +213,11 @@ impl TermSets {
 
 /// Shared ids of two sorted lists (each id once in a list).
 ///
-/// Without a branch on which list steps: a merge that branches on it
-/// mispredicts about every other step on lists of trigrams, and this was
-/// the embedding judge's largest cost on a 100k-lesson sleep (the lexical
-/// part of its relations, perf).
+/// Without a branch on which list steps, which cannot be predicted where
+/// the lists interleave. This merge is the embedding judge's largest
+/// single cost in a 100k-lesson sleep (the lexical part of its relations,
+/// a quarter of its samples under perf); natively it relates families'
+/// pairs 15% faster this way (docs/BENCHMARKS.md, session 35).
 pub(crate) fn shared(a: &[u32], b: &[u32]) -> usize {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < a.len() && j < b.len() {
