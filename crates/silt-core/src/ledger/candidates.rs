@@ -636,17 +636,9 @@ impl<'a> Marked<'a> {
     /// (the trigram count stops once it cannot).
     fn sim_reaching(&self, y: usize, threshold: f64) -> Option<f64> {
         let x = self.text.expect("a text is marked");
-        let count = |family: &Family, marks: &[u8]| -> usize {
-            family.sets[y]
-                .iter()
-                .map(|&e| usize::from(marks[e as usize]))
-                .sum()
-        };
-        let jt = jaccard_counts(
-            self.tok.sets[x].len(),
-            self.tok.sets[y].len(),
-            count(self.tok, &self.tok_marks),
-        );
+        // the tokens are counted whole: a need of 0 never stops early
+        let tokens = count_reaching(&self.tok.sets[y], &self.tok_marks, 0)?;
+        let jt = jaccard_counts(self.tok.sets[x].len(), self.tok.sets[y].len(), tokens);
         let (a, b) = (self.tri.sets[x].len(), self.tri.sets[y].len());
         let need = Family::shared_needed(a, b, 2.0 * threshold - jt);
         let shared = count_reaching(&self.tri.sets[y], &self.tri_marks, need)?;
