@@ -14,7 +14,11 @@ const HOSTILE: &[&str] = &[
 ];
 
 /// Plugins built against the previous version of a contract.
-const COMPAT: &[&str] = &["compat-search-v0-1", "compat-judge-v0-1"];
+const COMPAT: &[&str] = &[
+    "compat-search-v0-1",
+    "compat-judge-v0-1",
+    "compat-judge-v0-1-1",
+];
 
 fn main() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));

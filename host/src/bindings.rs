@@ -51,9 +51,25 @@ pub mod relations_judge {
     wasmtime::component::bindgen!({
         path: "../wit/judge",
         inline: "package silt:host-bindings; world relations-judge {
-            export silt:judge/relations@0.1.1;
+            export silt:judge/relations@0.1.2;
         }",
         world: "silt:host-bindings/relations-judge",
+        imports: { default: async },
+        exports: { default: async },
+        additional_derives: [serde::Serialize],
+        with: { "silt:judge/types": crate::bindings::judge::silt::judge::types },
+    });
+}
+
+/// `silt:judge/relations-by-index` (0.1.2): the relations with each lesson
+/// sent once, what the host calls where a judge exports it.
+pub mod relations_by_index_judge {
+    wasmtime::component::bindgen!({
+        path: "../wit/judge",
+        inline: "package silt:host-bindings; world relations-by-index-judge {
+            export silt:judge/relations-by-index@0.1.2;
+        }",
+        world: "silt:host-bindings/relations-by-index-judge",
         imports: { default: async },
         exports: { default: async },
         additional_derives: [serde::Serialize],
@@ -67,7 +83,7 @@ pub mod relate_judge_v0_1 {
     wasmtime::component::bindgen!({
         path: "../wit/judge",
         inline: "package silt:host-bindings; world relate-judge {
-            export silt:judge/relate@0.1.1;
+            export silt:judge/relate@0.1.2;
         }",
         world: "silt:host-bindings/relate-judge",
         imports: { default: async },
@@ -82,7 +98,7 @@ pub mod embedding_judge {
     wasmtime::component::bindgen!({
         path: ["../wit/judge", "../wit/embed"],
         inline: "package silt:host-bindings; world embedder {
-            export silt:embed/embed@0.2.1;
+            export silt:embed/embed@0.2.2;
         }",
         world: "silt:host-bindings/embedder",
         imports: { default: async },

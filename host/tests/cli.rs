@@ -107,9 +107,10 @@ fn inspect_embedding_shows_its_model_grant_and_vectors() {
     assert_eq!(
         out["exports"],
         serde_json::json!([
-            "silt:judge/judge@0.1.1",
-            "silt:judge/relations@0.1.1",
-            "silt:embed/embed@0.2.1"
+            "silt:judge/judge@0.1.2",
+            "silt:judge/relations@0.1.2",
+            "silt:judge/relations-by-index@0.1.2",
+            "silt:embed/embed@0.2.2"
         ])
     );
 }
@@ -124,7 +125,11 @@ fn inspect_lexical_shows_no_grants() {
     );
     assert_eq!(
         out["exports"],
-        serde_json::json!(["silt:judge/judge@0.1.1", "silt:judge/relations@0.1.1"])
+        serde_json::json!([
+            "silt:judge/judge@0.1.2",
+            "silt:judge/relations@0.1.2",
+            "silt:judge/relations-by-index@0.1.2"
+        ])
     );
     assert_eq!(out["info"]["deterministic"], true);
     // a similarity judge is never trusted to confirm a claim

@@ -9,8 +9,8 @@ wit_bindgen::generate!({
     path: ["../../wit/judge", "../../wit/host", "../../wit/sieve"],
     world: "silt:sieve/ask-engine",
     with: {
-        "silt:judge/types@0.1.1": silt_guest::types,
-        "silt:judge/judge@0.1.1": generate,
+        "silt:judge/types@0.1.2": silt_guest::types,
+        "silt:judge/judge@0.1.2": generate,
         "silt:host/log@0.2.0": generate,
         "silt:host/clock@0.2.0": generate,
         "silt:host/files@0.2.0": generate,

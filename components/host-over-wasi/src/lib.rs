@@ -13,7 +13,7 @@ wit_bindgen::generate!({
     // those pairs itself)
     inline: "package silt:standalone; world host-over-wasi {
         include silt:host/host-over-wasi@0.2.0;
-        export silt:embed/embed@0.2.1;
+        export silt:embed/embed@0.2.2;
         export silt:ledger/relating-ahead@0.5.0;
     }",
     path: ["../../wit/judge", "../../wit/host", "../../wit/embed", "../../wit/ledger"],

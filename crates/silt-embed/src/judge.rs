@@ -298,7 +298,7 @@ impl EmbeddingJudge {
         // sends pairs in order of their first lesson, which has a dozen
         // partners or more, and four lookups a pair were most of the
         // judge's time on a 100k-lesson ledger
-        let mut lessons: Vec<LessonText<'_>> = Vec::new();
+        let mut lessons: Vec<LessonText<'_>> = Vec::with_capacity(pairs.len() + 1);
         let mut at: Vec<(usize, usize)> = Vec::with_capacity(pairs.len());
         let mut first: Option<usize> = None;
         for (x, y) in pairs {
@@ -317,6 +317,16 @@ impl EmbeddingJudge {
             lessons.push(*y);
             at.push((i, lessons.len() - 1));
         }
+        self.relate_by_index(&lessons, &at)
+    }
+
+    /// [`Self::relate`] of pairs given as places in `lessons` (each in
+    /// bounds), each lesson read once however many pairs name it.
+    pub fn relate_by_index(
+        &mut self,
+        lessons: &[LessonText<'_>],
+        at: &[(usize, usize)],
+    ) -> Result<Vec<Relation>, JudgeError> {
         // each text's words are read once while the judge has room for
         // them: a sleep sends each lesson with many partners over many
         // calls, and reading them per pair (six lowercased copies of the

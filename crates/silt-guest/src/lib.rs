@@ -3,7 +3,7 @@
 //! one copy (components name these with wit-bindgen's `with`).
 
 wit_bindgen::generate!({
-    inline: "package silt:guest; world types { import silt:judge/types@0.1.1; }",
+    inline: "package silt:guest; world types { import silt:judge/types@0.1.2; }",
     path: "../../wit/judge",
     world: "silt:guest/types",
     generate_all,

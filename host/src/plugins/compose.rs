@@ -49,7 +49,7 @@ fn plug_leaving(socket: (&str, &[u8]), plugs: &[(&str, &[u8])], leave: bool) -> 
         .collect();
     if !left.is_empty() && !leave {
         bail!(
-            "{} still imports {} after composition; the judge must export silt:judge/relations (a judge built against silt:judge 0.1.0 has only the deprecated relate: rebuild it against 0.1.1)",
+            "{} still imports {} after composition; the judge must export silt:judge/relations (a judge built against silt:judge 0.1.0 has only the deprecated relate: rebuild it against 0.1.1 or later)",
             socket.0,
             left.join(", ")
         );

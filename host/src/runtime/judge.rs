@@ -2,6 +2,7 @@
 //! kept warm for `limits.reuse_calls` calls when it loads something costly
 //! (a model) on its first call.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use wasmtime::{Engine, Store};
@@ -17,6 +18,8 @@ use crate::bindings::judge::{JudgePlugin, JudgePluginPre};
 use crate::bindings::ledger_engine::silt::judge::relations as engine_relations;
 use crate::bindings::relate_judge_v0_1::exports::silt::judge::relate as positional;
 use crate::bindings::relate_judge_v0_1::{RelateJudge, RelateJudgePre};
+use crate::bindings::relations_by_index_judge::exports::silt::judge::relations_by_index as by_index;
+use crate::bindings::relations_by_index_judge::{RelationsByIndexJudge, RelationsByIndexJudgePre};
 use crate::bindings::relations_judge::exports::silt::judge::relations as named;
 use crate::bindings::relations_judge::{RelationsJudge, RelationsJudgePre};
 use crate::bindings::types::{Distribution, Item, JudgeError, JudgeInfo, Question, Response};
@@ -95,6 +98,7 @@ const MAX_IDLE: usize = 2;
 struct Warm {
     store: Store<PluginState>,
     judge: Option<JudgePlugin>,
+    relations_by_index: Option<RelationsByIndexJudge>,
     relations: Option<RelationsJudge>,
     relate_v0_1: Option<RelateJudge>,
     embed: Option<Embedder>,
@@ -103,7 +107,9 @@ struct Warm {
 
 /// Which relation export a judge has, found when it loads.
 pub enum RelatePre {
-    /// `silt:judge/relations` (silt:judge 0.1.1 and later).
+    /// `silt:judge/relations-by-index` (silt:judge 0.1.2 and later).
+    ByIndex(RelationsByIndexJudgePre<PluginState>),
+    /// `silt:judge/relations` (silt:judge 0.1.1).
     Named(RelationsJudgePre<PluginState>),
     /// The deprecated positional `relate` of a judge built against 0.1.0.
     Positional(RelateJudgePre<PluginState>),
@@ -114,7 +120,9 @@ pub enum RelatePre {
 impl RelatePre {
     /// The newest relation export `pre`'s component has.
     pub fn find(pre: &wasmtime::component::InstancePre<PluginState>) -> Self {
-        if let Ok(named) = RelationsJudgePre::new(pre.clone()) {
+        if let Ok(by_index) = RelationsByIndexJudgePre::new(pre.clone()) {
+            RelatePre::ByIndex(by_index)
+        } else if let Ok(named) = RelationsJudgePre::new(pre.clone()) {
             RelatePre::Named(named)
         } else if let Ok(positional) = RelateJudgePre::new(pre.clone()) {
             RelatePre::Positional(positional)
@@ -209,6 +217,12 @@ impl LoadedJudge {
                         .instantiate_async(&mut store)
                         .await?;
                     let judge = JudgePlugin::new(&mut store, &instance)?;
+                    let relations_by_index = match self.relate_pre {
+                        RelatePre::ByIndex(_) => {
+                            RelationsByIndexJudge::new(&mut store, &instance).ok()
+                        }
+                        _ => None,
+                    };
                     let relations = match self.relate_pre {
                         RelatePre::Named(_) => RelationsJudge::new(&mut store, &instance).ok(),
                         _ => None,
@@ -221,13 +235,15 @@ impl LoadedJudge {
                         .embed_pre
                         .as_ref()
                         .and_then(|_| Embedder::new(&mut store, &instance).ok());
-                    Ok((judge, relations, relate_v0_1, embed))
+                    Ok((judge, relations_by_index, relations, relate_v0_1, embed))
                 })
                 .await;
-                let (judge, relations, relate_v0_1, embed) = sandbox.finish(&store, outcome)?;
+                let (judge, relations_by_index, relations, relate_v0_1, embed) =
+                    sandbox.finish(&store, outcome)?;
                 Warm {
                     store,
                     judge: Some(judge),
+                    relations_by_index,
                     relations,
                     relate_v0_1,
                     embed,
@@ -327,6 +343,29 @@ impl LoadedJudge {
         pairs: Vec<engine_relations::LessonPair>,
     ) -> Result<Vec<engine_relations::Relation>, JudgeError> {
         match &self.relate_pre {
+            RelatePre::ByIndex(pre) => {
+                // lessons said alike (a pair's first lesson is usually the
+                // last pair's) are sent once
+                let mut place: HashMap<(&str, &str), u32> = HashMap::new();
+                let mut lessons: Vec<by_index::Lesson> = Vec::new();
+                let mut indices: Vec<(u32, u32)> = Vec::with_capacity(pairs.len());
+                for p in &pairs {
+                    let [a, b] = [&p.a, &p.b].map(|l| {
+                        *place
+                            .entry((l.when.as_str(), l.prefer.as_str()))
+                            .or_insert_with(|| {
+                                lessons.push(by_index::Lesson {
+                                    when: l.when.clone(),
+                                    prefer: l.prefer.clone(),
+                                });
+                                lessons.len() as u32 - 1
+                            })
+                    });
+                    indices.push((a, b));
+                }
+                let relations = self.relate_by_index_call(pre, &lessons, &indices).await?;
+                Ok(relations.into_iter().map(engine_relation).collect())
+            }
             RelatePre::Named(pre) => {
                 let lesson = |l: engine_relations::Lesson| named::Lesson {
                     when: l.when,
@@ -374,6 +413,52 @@ impl LoadedJudge {
                 self.manifest.plugin.name
             ))),
         }
+    }
+
+    /// Relates one batch of pairs, each two indices into `lessons`, with
+    /// the plugin's limits (the caller keeps a batch to the judge's
+    /// preferred size). A judge without `relations-by-index` is sent each
+    /// pair whole.
+    pub async fn relate_by_index(
+        &self,
+        lessons: &[by_index::Lesson],
+        pairs: &[(u32, u32)],
+    ) -> Result<Vec<engine_relations::Relation>, JudgeError> {
+        let RelatePre::ByIndex(pre) = &self.relate_pre else {
+            let lesson = |i: u32| {
+                let l = &lessons[i as usize];
+                engine_relations::Lesson {
+                    when: l.when.clone(),
+                    prefer: l.prefer.clone(),
+                }
+            };
+            let pairs = pairs
+                .iter()
+                .map(|&(a, b)| engine_relations::LessonPair {
+                    a: lesson(a),
+                    b: lesson(b),
+                })
+                .collect();
+            return self.relate(pairs).await;
+        };
+        let relations = self.relate_by_index_call(pre, lessons, pairs).await?;
+        Ok(relations.into_iter().map(engine_relation).collect())
+    }
+
+    async fn relate_by_index_call(
+        &self,
+        pre: &RelationsByIndexJudgePre<PluginState>,
+        lessons: &[by_index::Lesson],
+        pairs: &[(u32, u32)],
+    ) -> Result<Vec<by_index::Relation>, JudgeError> {
+        if self.is_warm() {
+            warm_call!(self, relations_by_index, |relations, store| relations
+                .silt_judge_relations_by_index()
+                .call_relate(store, lessons, pairs));
+        }
+        fresh_call!(self, pre, |judge, store| judge
+            .silt_judge_relations_by_index()
+            .call_relate(store, lessons, pairs))
     }
 
     async fn relate_named(
@@ -440,6 +525,16 @@ impl LoadedJudge {
         })
         .await;
         sandbox.finish(&store, outcome)
+    }
+}
+
+/// A relation by index as the engine's `relations` has it.
+fn engine_relation(r: by_index::Relation) -> engine_relations::Relation {
+    engine_relations::Relation {
+        merge: r.merge,
+        contradict: r.contradict,
+        sibling: r.sibling,
+        distinct: r.distinct,
     }
 }
 
@@ -511,6 +606,14 @@ impl BoundJudge for LoadedJudge {
         pairs: Vec<engine_relations::LessonPair>,
     ) -> Pending<'_, Result<Vec<engine_relations::Relation>, JudgeError>> {
         Box::pin(LoadedJudge::relate(self, pairs))
+    }
+
+    fn relate_by_index<'a>(
+        &'a self,
+        lessons: &'a [by_index::Lesson],
+        pairs: &'a [(u32, u32)],
+    ) -> Pending<'a, Result<Vec<engine_relations::Relation>, JudgeError>> {
+        Box::pin(LoadedJudge::relate_by_index(self, lessons, pairs))
     }
 
     fn embed(&self, texts: Vec<String>) -> Pending<'_, Result<Embedding, JudgeError>> {

@@ -244,7 +244,7 @@ mod tests {
                 &linkers.web,
                 "wasi:http/outgoing-handler@0.2.12",
             ),
-            (&linkers.ledger, &linkers.verify, "silt:judge/judge@0.1.1"),
+            (&linkers.ledger, &linkers.verify, "silt:judge/judge@0.1.2"),
         ] {
             let probe = probe(&resolve, id(name)).expect("an interface with functions");
             assert!(!defines(&engine, absent_from, name, &probe), "{name}");
@@ -339,6 +339,6 @@ mod tests {
         assert!(!served("wasi:io/poll@0.2.13", "wasi:io/poll@0.2.12"));
         assert!(!served("wasi:io/poll@0.3.0", "wasi:io/poll@0.2.12"));
         assert!(!served("wasi:io/streams@0.2.0", "wasi:io/poll@0.2.12"));
-        assert!(served("silt:judge/judge@0.1.0", "silt:judge/judge@0.1.1"));
+        assert!(served("silt:judge/judge@0.1.0", "silt:judge/judge@0.1.2"));
     }
 }

@@ -390,7 +390,7 @@ impl Runtime {
                 name,
                 PluginKind::Judge,
                 linker,
-                "silt:judge@0.1.1 (or 0.1.0)",
+                "silt:judge@0.1.2 (or 0.1.1, 0.1.0)",
                 judge::JudgePluginPre::new,
             )?;
             // A judge that also exports `relations` (or 0.1.0's `relate`)

@@ -13,13 +13,14 @@
 wit_bindgen::generate!({
     path: ["../../wit/judge", "../../wit/embed"],
     world: "silt:embed/embedding-judge-plugin",
-    with: { "silt:judge/types@0.1.1": silt_guest::types },
+    with: { "silt:judge/types@0.1.2": silt_guest::types },
 });
 
 use std::cell::RefCell;
 
 use exports::silt::judge::judge::Guest;
 use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relation};
+use exports::silt::judge::relations_by_index::{self as by_index, Guest as ByIndexGuest};
 use silt_core::types::{Judge, JudgeError as CoreError};
 use silt_embed::EmbeddingJudge;
 use silt_embed::judge::LessonText;
@@ -95,6 +96,34 @@ impl RelationsGuest for Embedding {
                         sibling,
                         distinct,
                     })
+                    .collect()
+            })
+            .map_err(Into::into)
+    }
+}
+
+impl ByIndexGuest for Embedding {
+    fn relate(
+        lessons: Vec<by_index::Lesson>,
+        pairs: Vec<(u32, u32)>,
+    ) -> Result<Vec<by_index::Relation>, JudgeError> {
+        let at = silt_core::ledger::relate::places(lessons.len(), &pairs)
+            .map_err(JudgeError::InvalidQuestion)?;
+        let lessons: Vec<LessonText<'_>> = lessons
+            .iter()
+            .map(|l| (l.when.as_str(), l.prefer.as_str()))
+            .collect();
+        with_judge(|j| j.relate_by_index(&lessons, &at))
+            .map(|rows| {
+                rows.into_iter()
+                    .map(
+                        |[merge, contradict, sibling, distinct]| by_index::Relation {
+                            merge,
+                            contradict,
+                            sibling,
+                            distinct,
+                        },
+                    )
                     .collect()
             })
             .map_err(Into::into)

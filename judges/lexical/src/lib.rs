@@ -8,14 +8,15 @@
 wit_bindgen::generate!({
     path: "../../wit/judge",
     world: "silt:judge/lesson-judge-plugin",
-    with: { "silt:judge/types@0.1.1": silt_guest::types },
+    with: { "silt:judge/types@0.1.2": silt_guest::types },
 });
 
 use exports::silt::judge::judge::Guest;
 use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relation};
+use exports::silt::judge::relations_by_index::{self as by_index, Guest as ByIndexGuest};
 use std::cell::RefCell;
 
-use silt_core::ledger::relate::{KeptReadings, Lesson};
+use silt_core::ledger::relate::{KeptReadings, Lesson, places};
 use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 
 struct Lexical;
@@ -75,6 +76,41 @@ impl RelationsGuest for Lexical {
                 })
                 .collect()
         }))
+    }
+}
+
+impl ByIndexGuest for Lexical {
+    /// The same relations, each lesson read once per call.
+    fn relate(
+        lessons: Vec<by_index::Lesson>,
+        pairs: Vec<(u32, u32)>,
+    ) -> Result<Vec<by_index::Relation>, JudgeError> {
+        let at = places(lessons.len(), &pairs).map_err(JudgeError::InvalidQuestion)?;
+        let lessons: Vec<Lesson<'_>> = lessons
+            .iter()
+            .map(|l| Lesson {
+                when: &l.when,
+                prefer: &l.prefer,
+            })
+            .collect();
+        let params = silt_core::ledger::Params::default();
+        let relations = READINGS.with_borrow_mut(|readings| {
+            // the call's readings are compared with one another: room is
+            // made before it only (its lessons add at most a few MiB)
+            readings.make_room(READINGS_BYTES);
+            readings.relations_by_index(&lessons, &at, &params)
+        });
+        Ok(relations
+            .into_iter()
+            .map(
+                |[merge, contradict, sibling, distinct]| by_index::Relation {
+                    merge,
+                    contradict,
+                    sibling,
+                    distinct,
+                },
+            )
+            .collect())
     }
 }
 

@@ -14,7 +14,7 @@
 wit_bindgen::generate!({
     path: "../../wit/judge",
     world: "silt:judge/lesson-judge-plugin",
-    with: { "silt:judge/types@0.1.1": silt_guest::types },
+    with: { "silt:judge/types@0.1.2": silt_guest::types },
 });
 
 use std::cell::RefCell;
@@ -22,8 +22,9 @@ use std::path::PathBuf;
 
 use exports::silt::judge::judge::Guest;
 use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relation};
+use exports::silt::judge::relations_by_index::{self as by_index, Guest as ByIndexGuest};
 use silt_core::closed::Debias;
-use silt_core::ledger::relate::Lesson;
+use silt_core::ledger::relate::{Lesson, places};
 use silt_core::types::{Judge, JudgeError as CoreError};
 use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 use silt_llm::{LlmJudge, find_gguf};
@@ -113,18 +114,41 @@ impl RelationsGuest for Llm {
                 )
             })
             .collect();
-        with_judge(|j| j.relate(&pairs))
-            .map(|rows| {
-                rows.into_iter()
-                    .map(|[merge, contradict, sibling, distinct]| Relation {
-                        merge,
-                        contradict,
-                        sibling,
-                        distinct,
-                    })
-                    .collect()
+        Ok(with_judge(|j| j.relate(&pairs))?
+            .into_iter()
+            .map(|[merge, contradict, sibling, distinct]| Relation {
+                merge,
+                contradict,
+                sibling,
+                distinct,
             })
-            .map_err(Into::into)
+            .collect())
+    }
+}
+
+impl ByIndexGuest for Llm {
+    fn relate(
+        lessons: Vec<by_index::Lesson>,
+        pairs: Vec<(u32, u32)>,
+    ) -> Result<Vec<by_index::Relation>, JudgeError> {
+        let at = places(lessons.len(), &pairs).map_err(JudgeError::InvalidQuestion)?;
+        let lesson = |i: usize| Lesson {
+            when: &lessons[i].when,
+            prefer: &lessons[i].prefer,
+        };
+        let pairs: Vec<(Lesson<'_>, Lesson<'_>)> =
+            at.iter().map(|&(i, j)| (lesson(i), lesson(j))).collect();
+        Ok(with_judge(|j| j.relate(&pairs))?
+            .into_iter()
+            .map(
+                |[merge, contradict, sibling, distinct]| by_index::Relation {
+                    merge,
+                    contradict,
+                    sibling,
+                    distinct,
+                },
+            )
+            .collect())
     }
 }
 

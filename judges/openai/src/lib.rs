@@ -15,16 +15,17 @@ mod settings;
 wit_bindgen::generate!({
     path: "../../wit/judge",
     world: "silt:judge/lesson-judge-plugin",
-    with: { "silt:judge/types@0.1.1": silt_guest::types },
+    with: { "silt:judge/types@0.1.2": silt_guest::types },
 });
 
 use std::cell::RefCell;
 
 use exports::silt::judge::judge::Guest;
 use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relation};
+use exports::silt::judge::relations_by_index::{self as by_index, Guest as ByIndexGuest};
 use silt_core::closed::openai::{self, Endpoint};
 use silt_core::closed::{Outcome, Plan, ReadError, label_probabilities};
-use silt_core::ledger::relate::{Lesson, RELATIONS};
+use silt_core::ledger::relate::{Lesson, RELATIONS, places};
 use silt_core::types::{Answer, Usage};
 use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 
@@ -308,39 +309,73 @@ impl Guest for OpenAi {
 
 impl RelationsGuest for OpenAi {
     fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Relation>, JudgeError> {
-        with_state(|state| {
-            let lessons: Vec<(Lesson<'_>, Lesson<'_>)> = pairs
-                .iter()
-                .map(|p| {
-                    (
-                        Lesson {
-                            when: &p.a.when,
-                            prefer: &p.a.prefer,
-                        },
-                        Lesson {
-                            when: &p.b.when,
-                            prefer: &p.b.prefer,
-                        },
-                    )
-                })
-                .collect();
-            let plan = Plan::relate(&lessons, state.settings.debias);
-            let (outcomes, _) = run(state, &plan)?;
-            Ok(outcomes
-                .into_iter()
-                .map(|o| {
-                    // the plan asks in silt_core's relation order
-                    let p = o.probabilities(RELATIONS.len());
-                    Relation {
-                        merge: p[0],
-                        contradict: p[1],
-                        sibling: p[2],
-                        distinct: p[3],
-                    }
-                })
-                .collect())
-        })
+        let lessons: Vec<(Lesson<'_>, Lesson<'_>)> = pairs
+            .iter()
+            .map(|p| {
+                (
+                    Lesson {
+                        when: &p.a.when,
+                        prefer: &p.a.prefer,
+                    },
+                    Lesson {
+                        when: &p.b.when,
+                        prefer: &p.b.prefer,
+                    },
+                )
+            })
+            .collect();
+        Ok(relate_lessons(&lessons)?
+            .into_iter()
+            .map(|[merge, contradict, sibling, distinct]| Relation {
+                merge,
+                contradict,
+                sibling,
+                distinct,
+            })
+            .collect())
     }
+}
+
+impl ByIndexGuest for OpenAi {
+    fn relate(
+        lessons: Vec<by_index::Lesson>,
+        pairs: Vec<(u32, u32)>,
+    ) -> Result<Vec<by_index::Relation>, JudgeError> {
+        let at = places(lessons.len(), &pairs).map_err(JudgeError::InvalidQuestion)?;
+        let lesson = |i: usize| Lesson {
+            when: &lessons[i].when,
+            prefer: &lessons[i].prefer,
+        };
+        let pairs: Vec<(Lesson<'_>, Lesson<'_>)> =
+            at.iter().map(|&(i, j)| (lesson(i), lesson(j))).collect();
+        Ok(relate_lessons(&pairs)?
+            .into_iter()
+            .map(
+                |[merge, contradict, sibling, distinct]| by_index::Relation {
+                    merge,
+                    contradict,
+                    sibling,
+                    distinct,
+                },
+            )
+            .collect())
+    }
+}
+
+/// The model's relation for each pair, in silt_core's relation order.
+fn relate_lessons(pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<[f64; 4]>, JudgeError> {
+    with_state(|state| {
+        let plan = Plan::relate(pairs, state.settings.debias);
+        let (outcomes, _) = run(state, &plan)?;
+        Ok(outcomes
+            .into_iter()
+            .map(|o| {
+                // the plan asks in silt_core's relation order
+                let p = o.probabilities(RELATIONS.len());
+                [p[0], p[1], p[2], p[3]]
+            })
+            .collect())
+    })
 }
 
 export!(OpenAi);

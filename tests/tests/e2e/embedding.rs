@@ -649,3 +649,62 @@ fn siblings_worded_apart_fold_under_a_parent_by_meaning() {
         }
     }
 }
+
+/// The built-in judges relate lessons by index (each lesson sent once,
+/// `silt:judge/relations-by-index`): their relations do not depend on
+/// how the lessons are shared among the pairs (each pair's two sent apart
+/// give the same numbers, bit for bit), and a pair naming a lesson that
+/// was not sent is refused, saying which, instead of read out of bounds.
+#[tokio::test]
+async fn relations_by_index_do_not_depend_on_how_lessons_are_shared() {
+    use silt::bindings::relations_by_index_judge::exports::silt::judge::relations_by_index::Lesson;
+    use silt::bindings::types::JudgeError;
+    require("potion");
+    let now = 1_750_000_000.0;
+    let lessons: Vec<Lesson> = silt_core::ledger::demo::entries(now)
+        .iter()
+        .map(|e| Lesson {
+            when: e.when.clone(),
+            prefer: e.prefer.clone(),
+        })
+        .collect();
+    let n = lessons.len() as u32;
+    assert!(n >= 8, "{n}");
+    // every ordered pair, a lesson with itself included
+    let pairs: Vec<(u32, u32)> = (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).collect();
+    let apart: Vec<Lesson> = pairs
+        .iter()
+        .flat_map(|&(a, b)| [lessons[a as usize].clone(), lessons[b as usize].clone()])
+        .collect();
+    let apart_pairs: Vec<(u32, u32)> = (0..pairs.len() as u32)
+        .map(|k| (2 * k, 2 * k + 1))
+        .collect();
+    let app = app_with_plugins(tempfile::tempdir().unwrap().path());
+    for name in ["lexical", "embedding-static"] {
+        let judge = app.runtime.judge(name).await.unwrap();
+        let shared = judge.relate_by_index(&lessons, &pairs).await.unwrap();
+        let sent_apart = judge.relate_by_index(&apart, &apart_pairs).await.unwrap();
+        assert_eq!(shared.len(), pairs.len(), "{name}");
+        let numbers = |r: &[silt::bindings::ledger_engine::silt::judge::relations::Relation]| {
+            r.iter()
+                .map(|r| [r.merge, r.contradict, r.sibling, r.distinct])
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(numbers(&shared), numbers(&sent_apart), "{name}");
+        // the pairs say something: not every pair is one relation
+        let most: std::collections::HashSet<usize> = numbers(&shared)
+            .iter()
+            .map(|r| (0..4).fold(0, |b, j| if r[j] > r[b] { j } else { b }))
+            .collect();
+        assert!(most.len() >= 2, "{name}: {most:?}");
+        let Err(JudgeError::InvalidQuestion(e)) =
+            judge.relate_by_index(&lessons, &[(0, 1), (2, n)]).await
+        else {
+            panic!("{name} read a lesson past the end");
+        };
+        assert!(
+            e.contains(&format!("pair 1 names lesson {n} of the {n} sent")),
+            "{name}: {e}"
+        );
+    }
+}

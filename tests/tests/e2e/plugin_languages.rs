@@ -47,7 +47,7 @@ async fn judges_written_in_python_and_javascript_answer_sieve_ask() {
             "{seen:#}"
         );
         let exports = seen["exports"].to_string();
-        assert!(exports.contains("silt:judge/judge@0.1.1"), "{seen:#}");
+        assert!(exports.contains("silt:judge/judge@0.1.2"), "{seen:#}");
     }
 
     let client = serve(home.path(), home.path(), &[]).await;

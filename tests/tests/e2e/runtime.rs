@@ -196,30 +196,43 @@ async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap()
     assert!(report.held_for_review > 2_000, "{report:?}");
 }
 
-/// A judge built against `silt:judge@0.1.0` (tests/compat: the lexical
-/// judge's rules behind 0.1.0's positional `relate`) still loads, answers a
-/// question, and relates lessons for the sleep pass: read as named
-/// relations, its lists leave the ledger where the lexical judge does.
+/// Judges built against earlier contracts (tests/compat: the lexical
+/// judge's rules behind `silt:judge@0.1.0`'s positional `relate`, and
+/// behind 0.1.1's named `relations` without `relations-by-index`) still
+/// load, answer a question, and relate lessons for the sleep pass: each
+/// leaves the ledger where the lexical judge does.
 #[tokio::test]
 async fn a_judge_built_against_the_previous_contract_still_relates_lessons() {
     let plugins = tempfile::tempdir().unwrap();
-    let dir = plugins.path().join("old-lexical");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(
-        env!("SILT_TEST_WASM_COMPAT_JUDGE_V0_1"),
-        dir.join("old-lexical.wasm"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("plugin.toml"),
-        "[plugin]\nname = \"old-lexical\"\nkind = \"judge\"\ndescription = \"a silt:judge@0.1.0 judge\"\n",
-    )
-    .unwrap();
-    let app = silt_e2e::app_with_plugins(plugins.path());
-    let out = ask::run(&app.runtime, &app.config, &params(Some("old-lexical")))
-        .await
+    let old = [
+        (
+            "old-lexical",
+            env!("SILT_TEST_WASM_COMPAT_JUDGE_V0_1"),
+            "0.1.0",
+        ),
+        (
+            "pair-lexical",
+            env!("SILT_TEST_WASM_COMPAT_JUDGE_V0_1_1"),
+            "0.1.1",
+        ),
+    ];
+    for (name, wasm, version) in old {
+        let dir = plugins.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(wasm, dir.join(format!("{name}.wasm"))).unwrap();
+        std::fs::write(
+            dir.join("plugin.toml"),
+            format!("[plugin]\nname = \"{name}\"\nkind = \"judge\"\ndescription = \"a silt:judge@{version} judge\"\n"),
+        )
         .unwrap();
-    assert_eq!(out["judge"], "old-lexical", "{out:#}");
+    }
+    let app = silt_e2e::app_with_plugins(plugins.path());
+    for (name, _, _) in old {
+        let out = ask::run(&app.runtime, &app.config, &params(Some(name)))
+            .await
+            .unwrap();
+        assert_eq!(out["judge"], name, "{out:#}");
+    }
 
     let now = 1_750_000_000.0;
     let demo: Vec<_> = silt_core::ledger::demo::entries(now)
@@ -227,7 +240,7 @@ async fn a_judge_built_against_the_previous_contract_still_relates_lessons() {
         .map(silt::ledger::values::entry_to_wit)
         .collect();
     let mut ends = Vec::new();
-    for judge in ["old-lexical", "lexical"] {
+    for judge in ["old-lexical", "pair-lexical", "lexical"] {
         let mut ledger = app
             .runtime
             .open_ledger(judge, &silt::runtime::ledger::default_params(), None)
@@ -258,5 +271,6 @@ async fn a_judge_built_against_the_previous_contract_still_relates_lessons() {
             > 0,
         "the demo has duplicates and a contradiction to act on: {report:#}"
     );
-    assert_eq!(ends[0], ends[1]);
+    assert_eq!(ends[0], ends[2]);
+    assert_eq!(ends[1], ends[2]);
 }

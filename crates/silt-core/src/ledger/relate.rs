@@ -103,6 +103,27 @@ pub struct Lesson<'a> {
     pub prefer: &'a str,
 }
 
+/// The pairs of a by-index call (`silt:judge/relations-by-index`) as
+/// places in its list of `lessons` lessons; a pair naming one past the end
+/// is the caller's mistake, said.
+pub fn places(lessons: usize, pairs: &[(u32, u32)]) -> Result<Vec<(usize, usize)>, String> {
+    pairs
+        .iter()
+        .enumerate()
+        .map(|(k, &(a, b))| {
+            let (a, b) = (a as usize, b as usize);
+            if a.max(b) < lessons {
+                Ok((a, b))
+            } else {
+                Err(format!(
+                    "pair {k} names lesson {} of the {lessons} sent",
+                    a.max(b)
+                ))
+            }
+        })
+        .collect()
+}
+
 /// Decides relations between pairs of lessons.
 pub trait RelationJudge {
     /// One [`Relation`] per pair, in order.
@@ -277,6 +298,26 @@ impl KeptReadings {
     pub fn relation(&mut self, a: &Lesson<'_>, b: &Lesson<'_>, p: &Params) -> Relation {
         let (x, y) = (self.lesson(a.when, a.prefer), self.lesson(b.when, b.prefer));
         relation_of_words((&x.0, &x.1), (&y.0, &y.1), p)
+    }
+
+    /// [`lexical_relation`] of each pair of places in `lessons` (checked
+    /// by [`places`]), each lesson read once however many pairs name it.
+    pub fn relations_by_index(
+        &mut self,
+        lessons: &[Lesson<'_>],
+        at: &[(usize, usize)],
+        p: &Params,
+    ) -> Vec<Relation> {
+        let read: Vec<LessonWords> = lessons
+            .iter()
+            .map(|l| self.lesson(l.when, l.prefer))
+            .collect();
+        at.iter()
+            .map(|&(i, j)| {
+                let (x, y) = (&read[i], &read[j]);
+                relation_of_words((&x.0, &x.1), (&y.0, &y.1), p)
+            })
+            .collect()
     }
 
     /// About how many bytes the readings and their vocabulary hold (the
@@ -621,6 +662,7 @@ mod tests {
             kept.lesson(w, a);
         }
         let mut verdicts = [0usize; 4];
+        let (mut at, mut all_fresh) = (Vec::new(), Vec::new());
         for i in 0..texts.len() {
             for j in (i + 1..texts.len())
                 .step_by(7)
@@ -634,10 +676,35 @@ mod tests {
                 let read_once = kept.relation(&l(i), &l(j), &p);
                 assert_eq!(fresh, read_once, "{:?} / {:?}", texts[i], texts[j]);
                 verdicts[most_probable(&fresh).position()] += 1;
+                // and the other way round, as a by-index call may name them
+                at.extend([(i, j), (j, i)]);
+                all_fresh.extend([fresh, lexical_relation(&l(j), &l(i), &p)]);
             }
         }
         // every relation was met, so every branch was compared
         assert!(verdicts.iter().all(|&n| n > 0), "{verdicts:?}");
+        let lessons: Vec<Lesson> = texts
+            .iter()
+            .map(|(w, a)| Lesson { when: w, prefer: a })
+            .collect();
+        let by_index = KeptReadings::default().relations_by_index(&lessons, &at, &p);
+        assert_eq!(by_index, all_fresh);
+    }
+
+    /// A by-index call's pairs are checked against its lessons, and the
+    /// first pair out of bounds is named.
+    #[test]
+    fn by_index_pairs_name_lessons_sent() {
+        assert_eq!(places(3, &[(0, 2), (2, 1)]), Ok(vec![(0, 2), (2, 1)]));
+        assert_eq!(places(0, &[]), Ok(vec![]));
+        assert_eq!(
+            places(3, &[(0, 1), (1, 3), (4, 0)]),
+            Err("pair 1 names lesson 3 of the 3 sent".into())
+        );
+        assert_eq!(
+            places(2, &[(7, 0)]),
+            Err("pair 0 names lesson 7 of the 2 sent".into())
+        );
     }
 
     /// Kept readings cost what their texts cost, and past the budget they

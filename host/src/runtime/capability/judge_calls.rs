@@ -17,6 +17,7 @@ use crate::bindings::embedding_judge::exports::silt::embed::embed::Embedding as 
 use crate::bindings::ledger_engine::silt::embed::embed as embed_import;
 use crate::bindings::ledger_engine::silt::judge::relations as relations_import;
 use crate::bindings::ledger_engine::silt::ledger::relating_ahead as ahead_import;
+use crate::bindings::relations_by_index_judge::exports::silt::judge::relations_by_index as by_index;
 use crate::bindings::types::{Answer, Item, JudgeError, JudgeInfo, Question, Response, Usage};
 use crate::runtime::answer_cache::{AnswerCache, core_answer, core_question};
 
@@ -44,6 +45,31 @@ pub trait BoundJudge: Send + Sync {
         &self,
         pairs: Vec<relations_import::LessonPair>,
     ) -> Pending<'_, Result<Vec<relations_import::Relation>, JudgeError>>;
+    /// Relations for one batch of pairs, each two indices into `lessons`
+    /// (checked by the caller). A judge that takes lessons once
+    /// (`silt:judge/relations-by-index`) is sent them so; by default each
+    /// pair goes whole through [`BoundJudge::relate`].
+    fn relate_by_index<'a>(
+        &'a self,
+        lessons: &'a [by_index::Lesson],
+        pairs: &'a [(u32, u32)],
+    ) -> Pending<'a, Result<Vec<relations_import::Relation>, JudgeError>> {
+        let lesson = |i: u32| {
+            let l = &lessons[i as usize];
+            relations_import::Lesson {
+                when: l.when.clone(),
+                prefer: l.prefer.clone(),
+            }
+        };
+        let pairs = pairs
+            .iter()
+            .map(|&(a, b)| relations_import::LessonPair {
+                a: lesson(a),
+                b: lesson(b),
+            })
+            .collect();
+        self.relate(pairs)
+    }
     /// Vectors for texts; `unsupported` when the judge has none.
     fn embed(&self, texts: Vec<String>) -> Pending<'_, Result<JudgeEmbedding, JudgeError>>;
 }
@@ -298,6 +324,10 @@ impl ahead_import::HostPending for JudgeCalls {
 /// at a time, counting them as the engine's own calls are counted, until
 /// done or `stop` (read between batches); a failure is said as the engine
 /// says the judge's.
+///
+/// Each batch sends the lessons its pairs name once (a lesson of a large
+/// ledger is in a dozen pairs or more), never the whole start's: a
+/// batch is what the judge's call limits bound.
 async fn relate_ahead(
     judge: &dyn BoundJudge,
     lessons: &[ahead_import::Lesson],
@@ -305,32 +335,49 @@ async fn relate_ahead(
     stop: &AtomicBool,
     counter: Option<Arc<AtomicU64>>,
 ) -> Result<Vec<ahead_import::Relation>, String> {
-    let lesson = |i: u32| {
-        let l = lessons
-            .get(i as usize)
-            .ok_or_else(|| format!("a pair names lesson {i} of the {} started", lessons.len()))?;
-        Ok::<_, String>(relations_import::Lesson {
-            when: l.when.clone(),
-            prefer: l.prefer.clone(),
-        })
-    };
     let mut out = Vec::with_capacity(pairs.len());
     let size = (judge.info().preferred_batch_size as usize).max(1);
+    // each started lesson's place in the batch being sent, if it is in it
+    let mut place = vec![u32::MAX; lessons.len()];
     for batch in pairs.chunks(size) {
         if stop.load(Ordering::Relaxed) {
             return Err("the engine dropped the call".into());
         }
-        let batch = batch
-            .iter()
-            .map(|&(a, b)| {
-                Ok(relations_import::LessonPair {
-                    a: lesson(a)?,
-                    b: lesson(b)?,
-                })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        let n = batch.len() as u64;
-        let related = judge.relate(batch).await.map_err(|e| format!("{e:?}"))?;
+        let mut sent: Vec<by_index::Lesson> = Vec::new();
+        let mut sent_from: Vec<usize> = Vec::new();
+        let mut indices = Vec::with_capacity(batch.len());
+        for &(a, b) in batch {
+            let mut at = |i: u32| {
+                let l = lessons.get(i as usize).ok_or_else(|| {
+                    format!("a pair names lesson {i} of the {} started", lessons.len())
+                })?;
+                let slot = &mut place[i as usize];
+                if *slot == u32::MAX {
+                    *slot = sent.len() as u32;
+                    sent_from.push(i as usize);
+                    sent.push(by_index::Lesson {
+                        when: l.when.clone(),
+                        prefer: l.prefer.clone(),
+                    });
+                }
+                Ok::<_, String>(*slot)
+            };
+            indices.push((at(a)?, at(b)?));
+        }
+        for i in sent_from {
+            place[i] = u32::MAX;
+        }
+        let related = judge
+            .relate_by_index(&sent, &indices)
+            .await
+            .map_err(|e| format!("{e:?}"))?;
+        if related.len() != batch.len() {
+            return Err(format!(
+                "the judge gave {} relations for {} pairs",
+                related.len(),
+                batch.len()
+            ));
+        }
         out.extend(related.into_iter().map(|r| ahead_import::Relation {
             merge: r.merge,
             contradict: r.contradict,
@@ -338,7 +385,7 @@ async fn relate_ahead(
             distinct: r.distinct,
         }));
         if let Some(counter) = &counter {
-            counter.fetch_add(n, Ordering::Relaxed);
+            counter.fetch_add(batch.len() as u64, Ordering::Relaxed);
         }
     }
     Ok(out)
@@ -677,6 +724,110 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             let made = judge.calls.load(Ordering::SeqCst);
             assert!(made <= 4, "{made} batches of 10 related after the drop");
+        }
+    }
+
+    /// A judge that takes lessons by index, relating as [`Relating`] does
+    /// (one relation short a batch when `short`), and records how many
+    /// lessons each batch sent.
+    struct ByIndex {
+        info: JudgeInfo,
+        sent: Mutex<Vec<usize>>,
+        short: bool,
+    }
+
+    impl BoundJudge for ByIndex {
+        fn info(&self) -> &JudgeInfo {
+            &self.info
+        }
+        fn ask<'a>(
+            &'a self,
+            _question: &'a Question,
+            _items: &'a [Item],
+        ) -> Pending<'a, Result<Response, JudgeError>> {
+            Box::pin(async { Err(JudgeError::Unsupported("no ask".into())) })
+        }
+        fn relate(
+            &self,
+            _pairs: Vec<relations_import::LessonPair>,
+        ) -> Pending<'_, Result<Vec<relations_import::Relation>, JudgeError>> {
+            Box::pin(async { Err(JudgeError::Internal("sent pair by pair".into())) })
+        }
+        fn relate_by_index<'a>(
+            &'a self,
+            lessons: &'a [by_index::Lesson],
+            pairs: &'a [(u32, u32)],
+        ) -> Pending<'a, Result<Vec<relations_import::Relation>, JudgeError>> {
+            self.sent.lock().unwrap().push(lessons.len());
+            let digit = |i: u32| f64::from(lessons[i as usize].when.as_bytes()[1] - b'0');
+            let mut out: Vec<_> = pairs
+                .iter()
+                .map(|&(a, b)| {
+                    let merge = (10.0 * digit(a) + digit(b)) / 100.0;
+                    relations_import::Relation {
+                        merge,
+                        contradict: 0.0,
+                        sibling: 0.0,
+                        distinct: 1.0 - merge,
+                    }
+                })
+                .collect();
+            if self.short {
+                out.pop();
+            }
+            Box::pin(async move { Ok(out) })
+        }
+        fn embed(&self, _texts: Vec<String>) -> Pending<'_, Result<JudgeEmbedding, JudgeError>> {
+            Box::pin(async { Err(JudgeError::Unsupported("no vectors".into())) })
+        }
+    }
+
+    /// Each batch related ahead sends the lessons its pairs name, once
+    /// each, and its relations land on the pairs they belong to; a judge
+    /// that answers a batch with a relation too few fails the call
+    /// instead of shifting the rest onto other pairs.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_batch_related_ahead_sends_its_lessons_once() {
+        use ahead_import::{Host, HostPending};
+        if std::thread::available_parallelism().unwrap().get() < 2 {
+            return;
+        }
+        // lesson i reads "w{i % 10}"; 600 pairs in three batches, each
+        // first lesson in two pairs running, of 1,000 lessons started
+        let pairs: Vec<(u32, u32)> = (0..600).map(|i| (i / 2, 300 + i)).collect();
+        for short in [false, true] {
+            let judge = Arc::new(ByIndex {
+                info: Relating::new(256, 0.0).info.clone(),
+                sent: Mutex::new(Vec::new()),
+                short,
+            });
+            let mut calls = JudgeCalls::new("ledger", Some(judge.clone()));
+            let call = calls
+                .start(lessons(1000), pairs.clone())
+                .await
+                .unwrap()
+                .unwrap();
+            let related = calls.finish(call).await.unwrap();
+            if short {
+                let e = related.unwrap_err();
+                assert!(e.contains("gave 255 relations for 256 pairs"), "{e}");
+                continue;
+            }
+            let merges: Vec<f64> = related.unwrap().iter().map(|r| r.merge).collect();
+            let expected: Vec<f64> = pairs
+                .iter()
+                .map(|&(a, b)| f64::from(10 * (a % 10) + b % 10) / 100.0)
+                .collect();
+            assert_eq!(merges, expected);
+            let distinct = |batch: &[(u32, u32)]| {
+                let mut named: Vec<u32> = batch.iter().flat_map(|&(a, b)| [a, b]).collect();
+                named.sort_unstable();
+                named.dedup();
+                named.len()
+            };
+            let want: Vec<usize> = pairs.chunks(256).map(distinct).collect();
+            assert_eq!(want, [384, 384, 132]);
+            assert_eq!(*judge.sent.lock().unwrap(), want);
         }
     }
 
