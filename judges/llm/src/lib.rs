@@ -24,7 +24,7 @@ use exports::silt::judge::judge::Guest;
 use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relation};
 use exports::silt::judge::relations_by_index::{self as by_index, Guest as ByIndexGuest};
 use silt_core::closed::Debias;
-use silt_core::ledger::relate::{Lesson, places};
+use silt_core::ledger::relate::{Lesson, pairs_by_index};
 use silt_core::types::{Judge, JudgeError as CoreError};
 use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 use silt_llm::{LlmJudge, find_gguf};
@@ -131,13 +131,11 @@ impl ByIndexGuest for Llm {
         lessons: Vec<by_index::Lesson>,
         pairs: Vec<(u32, u32)>,
     ) -> Result<Vec<by_index::Relation>, JudgeError> {
-        let at = places(lessons.len(), &pairs).map_err(JudgeError::InvalidQuestion)?;
-        let lesson = |i: usize| Lesson {
-            when: &lessons[i].when,
-            prefer: &lessons[i].prefer,
-        };
-        let pairs: Vec<(Lesson<'_>, Lesson<'_>)> =
-            at.iter().map(|&(i, j)| (lesson(i), lesson(j))).collect();
+        let pairs = pairs_by_index(&lessons, &pairs, |l| Lesson {
+            when: &l.when,
+            prefer: &l.prefer,
+        })
+        .map_err(JudgeError::InvalidQuestion)?;
         Ok(with_judge(|j| j.relate(&pairs))?
             .into_iter()
             .map(

@@ -25,7 +25,7 @@ use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relat
 use exports::silt::judge::relations_by_index::{self as by_index, Guest as ByIndexGuest};
 use silt_core::closed::openai::{self, Endpoint};
 use silt_core::closed::{Outcome, Plan, ReadError, label_probabilities};
-use silt_core::ledger::relate::{Lesson, RELATIONS, places};
+use silt_core::ledger::relate::{Lesson, RELATIONS, pairs_by_index};
 use silt_core::types::{Answer, Usage};
 use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 
@@ -341,13 +341,11 @@ impl ByIndexGuest for OpenAi {
         lessons: Vec<by_index::Lesson>,
         pairs: Vec<(u32, u32)>,
     ) -> Result<Vec<by_index::Relation>, JudgeError> {
-        let at = places(lessons.len(), &pairs).map_err(JudgeError::InvalidQuestion)?;
-        let lesson = |i: usize| Lesson {
-            when: &lessons[i].when,
-            prefer: &lessons[i].prefer,
-        };
-        let pairs: Vec<(Lesson<'_>, Lesson<'_>)> =
-            at.iter().map(|&(i, j)| (lesson(i), lesson(j))).collect();
+        let pairs = pairs_by_index(&lessons, &pairs, |l| Lesson {
+            when: &l.when,
+            prefer: &l.prefer,
+        })
+        .map_err(JudgeError::InvalidQuestion)?;
         Ok(relate_lessons(&pairs)?
             .into_iter()
             .map(

@@ -124,6 +124,20 @@ pub fn places(lessons: usize, pairs: &[(u32, u32)]) -> Result<Vec<(usize, usize)
         .collect()
 }
 
+/// The pairs of a by-index call as pairs of lessons, for a judge that
+/// relates whole pairs (a model asked pair by pair): `view` reads a
+/// lesson of the judge's own bindings as a [`Lesson`].
+pub fn pairs_by_index<'a, T>(
+    lessons: &'a [T],
+    pairs: &[(u32, u32)],
+    view: impl Fn(&'a T) -> Lesson<'a>,
+) -> Result<Vec<(Lesson<'a>, Lesson<'a>)>, String> {
+    Ok(places(lessons.len(), pairs)?
+        .into_iter()
+        .map(|(i, j)| (view(&lessons[i]), view(&lessons[j])))
+        .collect())
+}
+
 /// Decides relations between pairs of lessons.
 pub trait RelationJudge {
     /// One [`Relation`] per pair, in order.
@@ -697,6 +711,11 @@ mod tests {
     fn by_index_pairs_name_lessons_sent() {
         assert_eq!(places(3, &[(0, 2), (2, 1)]), Ok(vec![(0, 2), (2, 1)]));
         assert_eq!(places(0, &[]), Ok(vec![]));
+        let texts = [("a", "x"), ("b", "y")];
+        let view = |&(when, prefer): &(&'static str, &'static str)| Lesson { when, prefer };
+        let pairs = pairs_by_index(&texts, &[(1, 0)], view).unwrap();
+        assert_eq!((pairs[0].0.when, pairs[0].1.prefer), ("b", "x"));
+        assert!(pairs_by_index(&texts, &[(0, 2)], view).is_err());
         assert_eq!(
             places(3, &[(0, 1), (1, 3), (4, 0)]),
             Err("pair 1 names lesson 3 of the 3 sent".into())
