@@ -15,7 +15,7 @@
 //! cosine.
 
 use super::rows::{Rows, dot, quantise};
-use super::sketch::{Sketch, Sketches};
+use super::sketch::{Sketch, Sketches, WORDS};
 
 /// Lists each row is compared with (its own among them).
 pub const PROBES: usize = 4;
@@ -152,6 +152,16 @@ impl Ivf {
     /// pairs then fail the sketch test for the bar of both rows, and are
     /// neither compared exactly nor offered.
     pub fn for_each_near(&self, near: &mut impl Near) {
+        // the comparisons monomorphised on the words the sketches use
+        match Sketches::words(self.packed.dim) {
+            1 => self.search::<1>(near),
+            2 => self.search::<2>(near),
+            3 | 4 => self.search::<4>(near),
+            _ => self.search::<WORDS>(near),
+        }
+    }
+
+    fn search<const W: usize>(&self, near: &mut impl Near) {
         let limits = Limits::new(self.packed.dim);
         // packed row by packed row, so consecutive rows probe mostly the
         // same lists while they are in cache
@@ -174,7 +184,7 @@ impl Ivf {
                     // libm's fminf in wasm, 4% of pairing (no NaN comes)
                     let (x, y) = (near.bar(i), near.bar(j));
                     let bar = if x < y { x } else { y };
-                    if Sketches::apart(sketch, &self.sketches[h]) > limits.at(bar) {
+                    if Sketches::apart_in::<W>(sketch, &self.sketches[h]) > limits.at(bar) {
                         continue;
                     }
                     let sim = dot(v, self.packed.row(h));
@@ -233,27 +243,66 @@ fn nearest_centroids(
     centroids: &Rows,
     shortlist: usize,
 ) -> Vec<[u32; PROBES]> {
+    let f = match Sketches::words(rows.dim) {
+        1 => nearest_centroids_in::<1>,
+        2 => nearest_centroids_in::<2>,
+        3 | 4 => nearest_centroids_in::<4>,
+        _ => nearest_centroids_in::<WORDS>,
+    };
+    f(rows, ids, sketches, of, centroids, shortlist)
+}
+
+fn nearest_centroids_in<const W: usize>(
+    rows: &Rows,
+    ids: &[usize],
+    sketches: &Sketches,
+    of: &[usize],
+    centroids: &Rows,
+    shortlist: usize,
+) -> Vec<[u32; PROBES]> {
     let centres = Sketches::of(rows.dim, (0..centroids.len()).map(|c| centroids.row(c)));
     let shortlist = shortlist.clamp(1, centroids.len());
-    // bits apart in the high half, the centroid in the low: one integer
-    // compare orders them (2√n lists stay under 65,536 up to 10⁹ rows)
-    let mut apart: Vec<u32> = Vec::with_capacity(centroids.len());
+    let bits = 64 * W;
+    let mut apart: Vec<u16> = Vec::with_capacity(centroids.len());
+    // rows per count of differing bits: the shortlist is every centroid
+    // below the count where the shortlist fills, then the first centroids
+    // at it, the same set a selection over (bits, centroid) would give,
+    // for two linear passes instead of a selection's branches
+    let mut counts = vec![0u32; bits + 1];
     let mut near: Vec<(f32, u32)> = Vec::with_capacity(shortlist);
     of.iter()
         .map(|&k| {
             let sketch = sketches.row(k);
             apart.clear();
             apart.extend(
-                (0..centroids.len() as u32)
-                    .map(|c| Sketches::apart(sketch, centres.row(c as usize)) << 16 | c),
+                (0..centroids.len())
+                    .map(|c| Sketches::apart_in::<W>(sketch, centres.row(c)) as u16),
             );
-            apart.select_nth_unstable(shortlist - 1);
+            counts.fill(0);
+            for &d in &apart {
+                counts[usize::from(d)] += 1;
+            }
+            let (mut at, mut below) = (0, 0);
+            while below + counts[at] < shortlist as u32 {
+                below += counts[at];
+                at += 1;
+            }
+            let (at, mut ties) = (at as u16, shortlist as u32 - below);
+            let v = rows.row(ids[k]);
             near.clear();
-            near.extend(apart[..shortlist].iter().map(|&key| {
-                let c = key & 0xffff;
-                (dot(centroids.row(c as usize), rows.row(ids[k])), c)
-            }));
-            near.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            for (c, &d) in apart.iter().enumerate() {
+                if d < at || (d == at && ties > 0) {
+                    ties -= u32::from(d == at);
+                    near.push((dot(centroids.row(c), v), c as u32));
+                }
+            }
+            // only the nearest PROBES are kept, in order
+            let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+            if near.len() > PROBES {
+                near.select_nth_unstable_by(PROBES - 1, order);
+                near.truncate(PROBES);
+            }
+            near.sort_unstable_by(order);
             let mut out = [near[0].1; PROBES];
             for (slot, &(_, c)) in out.iter_mut().zip(&near) {
                 *slot = c;

@@ -29,10 +29,11 @@ pub struct Sketches {
     data: Vec<Sketch>,
 }
 
-/// The fixed rotation: its padded length and its sign flips.
+/// The fixed rotation: its padded length and its sign flips, as factors
+/// of ±1 (a multiply in lanes where a branch a component was not).
 struct Rotation {
     len: usize,
-    flips: Vec<bool>,
+    flips: Vec<f32>,
 }
 
 impl Rotation {
@@ -46,7 +47,7 @@ impl Rotation {
                 state ^= state << 13;
                 state ^= state >> 7;
                 state ^= state << 17;
-                state >> 63 == 1
+                if state >> 63 == 1 { -1.0 } else { 1.0 }
             })
             .collect();
         Rotation { len, flips }
@@ -58,10 +59,8 @@ impl Rotation {
             *b = f32::from(*x);
         }
         for round in self.flips.chunks_exact(self.len) {
-            for (b, &flip) in buf.iter_mut().zip(round) {
-                if flip {
-                    *b = -*b;
-                }
+            for (b, flip) in buf.iter_mut().zip(round) {
+                *b *= flip;
             }
             walsh_hadamard(buf);
         }
@@ -72,6 +71,20 @@ impl Rotation {
 /// is a power of two); the scale does not change a sign.
 fn walsh_hadamard(buf: &mut [f32]) {
     let mut h = 1;
+    if buf.len() >= 4 {
+        // the first two levels together, a group of four at a time: as
+        // levels of their own their halves (1 and 2 long) are too short
+        // for lanes (the same sums, in the same order)
+        for q in buf.chunks_exact_mut(4) {
+            let (a0, a1) = (q[0] + q[1], q[0] - q[1]);
+            let (a2, a3) = (q[2] + q[3], q[2] - q[3]);
+            q[0] = a0 + a2;
+            q[1] = a1 + a3;
+            q[2] = a0 - a2;
+            q[3] = a1 - a3;
+        }
+        h = 4;
+    }
     while h < buf.len() {
         for block in buf.chunks_exact_mut(2 * h) {
             let (lo, hi) = block.split_at_mut(h);
@@ -109,14 +122,24 @@ impl Sketches {
         &self.data[i]
     }
 
-    /// The bits in which sketches `a` and `b` differ.
-    #[inline]
-    pub fn apart(a: &Sketch, b: &Sketch) -> u32 {
+    /// The bits in which the first `W` words of sketches `a` and `b`
+    /// differ: all the bits they differ in when their vectors have at most 64·`W`
+    /// components (see [`Sketches::words`]), at `W` popcounts instead of
+    /// [`WORDS`].
+    #[inline(always)]
+    pub fn apart_in<const W: usize>(a: &Sketch, b: &Sketch) -> u32 {
         let mut bits = 0;
-        for k in 0..WORDS {
+        for k in 0..W {
             bits += (a[k] ^ b[k]).count_ones();
         }
         bits
+    }
+
+    /// The words a sketch of `dim`-component vectors can set: the rest
+    /// are zero in every one of them. Potion's 256 dimensions fill 4 of
+    /// the 8, so comparing all 8 spent half of each comparison on zeros.
+    pub fn words(dim: usize) -> usize {
+        Rotation::new(dim).len.div_ceil(64).min(WORDS)
     }
 
     /// The most bits in which the sketches of two `dim`-component
@@ -169,7 +192,7 @@ mod tests {
         let limit = Sketches::most_apart(dim, cut, 3.0);
         let mut missed = 0;
         for (k, &cos) in cosines.iter().enumerate() {
-            let bits = Sketches::apart(sketches.row(2 * k), sketches.row(2 * k + 1));
+            let bits = Sketches::apart_in::<WORDS>(sketches.row(2 * k), sketches.row(2 * k + 1));
             let share = f64::from(bits) / 512.0;
             let want = cos.clamp(-1.0, 1.0).acos() / std::f64::consts::PI;
             assert!((share - want).abs() < 0.1, "cos {cos}: {share} vs {want}");
@@ -180,12 +203,39 @@ mod tests {
         assert!(missed <= 2, "{missed} pairs over the cut-off passed over");
     }
 
+    /// Words past [`Sketches::words`] are zero, so comparing only the
+    /// words a width can set counts the same bits as comparing all.
+    #[test]
+    fn words_past_a_width_are_zero() {
+        let mut rng = Rng(5);
+        for (dim, words) in [(8, 1), (64, 1), (100, 2), (256, 4), (384, 8), (768, 8)] {
+            assert_eq!(Sketches::words(dim), words, "dim {dim}");
+            let rows: Vec<Vec<i8>> = (0..20).map(|_| quantise(&rng.unit(dim))).collect();
+            let sketches = Sketches::of(dim, rows.iter().map(Vec::as_slice));
+            for k in 0..20 {
+                assert!(
+                    sketches.row(k)[words..].iter().all(|&w| w == 0),
+                    "dim {dim}"
+                );
+                let (a, b) = (sketches.row(k), sketches.row((k + 1) % 20));
+                let all = Sketches::apart_in::<WORDS>(a, b);
+                let first = match words {
+                    1 => Sketches::apart_in::<1>(a, b),
+                    2 => Sketches::apart_in::<2>(a, b),
+                    4 => Sketches::apart_in::<4>(a, b),
+                    _ => Sketches::apart_in::<8>(a, b),
+                };
+                assert_eq!(first, all, "dim {dim}");
+            }
+        }
+    }
+
     #[test]
     fn the_same_vector_gets_the_same_sketch() {
         let v: Vec<i8> = (0..384).map(|k| (k % 255) as i8).collect();
         let a = Sketches::of(384, [v.as_slice()]);
         let b = Sketches::of(384, [v.as_slice(), v.as_slice()]);
         assert_eq!(a.row(0), b.row(1));
-        assert_eq!(Sketches::apart(a.row(0), b.row(0)), 0);
+        assert_eq!(Sketches::apart_in::<WORDS>(a.row(0), b.row(0)), 0);
     }
 }
