@@ -69,6 +69,16 @@ pub struct Ivf {
 impl Ivf {
     /// The index of `rows` (none zero: `near_pairs` leaves those out).
     pub fn build(rows: &Rows) -> Ivf {
+        // the comparisons monomorphised on the words the sketches use
+        match Sketches::words(rows.dim) {
+            1 => Self::build_in::<1>(rows),
+            2 => Self::build_in::<2>(rows),
+            3 | 4 => Self::build_in::<4>(rows),
+            _ => Self::build_in::<WORDS>(rows),
+        }
+    }
+
+    fn build_in<const W: usize>(rows: &Rows) -> Ivf {
         let ids: Vec<usize> = (0..rows.len()).collect();
         if ids.is_empty() {
             // nothing to pair: no lists, no probes
@@ -94,7 +104,7 @@ impl Ivf {
             centroids.push_stored(rows.row(ids[sample[k * sample.len() / lists]]));
         }
         let near = |centroids: &Rows, of: &[usize], shortlist: usize| {
-            nearest_centroids(rows, &ids, &sketches, of, centroids, shortlist)
+            nearest_centroids::<W>(rows, &ids, &sketches, of, centroids, shortlist)
         };
         for _ in 0..KMEANS_ROUNDS {
             let nearest = near(&centroids, &sample, TRAIN_SHORTLIST);
@@ -163,6 +173,13 @@ impl Ivf {
 
     fn search<const W: usize>(&self, near: &mut impl Near) {
         let limits = Limits::new(self.packed.dim);
+        // each packed row's bar and the sketch limit at it, kept in step
+        // with `near` (a bar moves only when `found` names its row): read
+        // in list order where `near`'s are scattered, and the limit of a
+        // pair is the larger of its rows' (the limit at the lower bar)
+        // instead of a lookup per candidate
+        let mut bars: Vec<f32> = self.ids.iter().map(|&i| near.bar(i as usize)).collect();
+        let mut lims: Vec<u32> = bars.iter().map(|&bar| limits.at(bar)).collect();
         // packed row by packed row, so consecutive rows probe mostly the
         // same lists while they are in cache
         for (g, probed) in self.probes.iter().enumerate() {
@@ -179,17 +196,22 @@ impl Ivf {
                     if h == g || (h < g && self.probes[h].contains(&l)) {
                         continue;
                     }
-                    let j = self.ids[h] as usize;
-                    // not f32::min: its NaN rule makes it a call to
-                    // libm's fminf in wasm, 4% of pairing (no NaN comes)
-                    let (x, y) = (near.bar(i), near.bar(j));
-                    let bar = if x < y { x } else { y };
-                    if Sketches::apart_in::<W>(sketch, &self.sketches[h]) > limits.at(bar) {
+                    let limit = lims[g].max(lims[h]);
+                    if Sketches::apart_in::<W>(sketch, &self.sketches[h]) > limit {
                         continue;
                     }
+                    // not f32::min: its NaN rule makes it a call to
+                    // libm's fminf in wasm, 4% of pairing (no NaN comes)
+                    let (x, y) = (bars[g], bars[h]);
+                    let bar = if x < y { x } else { y };
                     let sim = dot(v, self.packed.row(h));
                     if sim >= bar {
+                        let j = self.ids[h] as usize;
                         near.found(i, j, sim);
+                        for (at, row) in [(g, i), (h, j)] {
+                            bars[at] = near.bar(row);
+                            lims[at] = limits.at(bars[at]);
+                        }
                     }
                 }
             }
@@ -200,7 +222,8 @@ impl Ivf {
 /// What [`Ivf::for_each_near`] reports to, and asks how near a pair
 /// must be for a row.
 pub trait Near {
-    /// The least cosine at which a pair with row `i` still matters.
+    /// The least cosine at which a pair with row `i` still matters; it
+    /// changes only when [`Near::found`] names `i`.
     fn bar(&self, i: usize) -> f32;
     /// A pair at cosine `sim`, at least the bar of one of its rows.
     fn found(&mut self, i: usize, j: usize, sim: f32);
@@ -216,14 +239,19 @@ struct Limits(Vec<u32>);
 impl Limits {
     fn new(dim: usize) -> Limits {
         let steps = 2 * LIMIT_STEPS as usize;
-        Limits(
-            (0..=steps)
-                .map(|k| {
-                    let cosine = k as f64 / f64::from(LIMIT_STEPS) - 1.0;
-                    Sketches::most_apart(dim, cosine, SPREAD)
-                })
-                .collect(),
-        )
+        let mut limits: Vec<u32> = (0..=steps)
+            .map(|k| {
+                let cosine = k as f64 / f64::from(LIMIT_STEPS) - 1.0;
+                Sketches::most_apart(dim, cosine, SPREAD)
+            })
+            .collect();
+        // never lower at a lower cosine, so the limit at the lower of two
+        // bars is the larger of their limits (the binomial bound dips
+        // only within 4/bits of a cosine of -1, never a cut-off)
+        for k in (0..steps).rev() {
+            limits[k] = limits[k].max(limits[k + 1]);
+        }
+        Limits(limits)
     }
 
     fn at(&self, cosine: f32) -> u32 {
@@ -235,24 +263,7 @@ impl Limits {
 /// The [`PROBES`] centroids nearest each row `ids[k]` for `k` in `of`,
 /// nearest first: shortlisted by sketch, then ranked by exact cosine.
 /// Fewer centroids than probes repeat the nearest.
-fn nearest_centroids(
-    rows: &Rows,
-    ids: &[usize],
-    sketches: &Sketches,
-    of: &[usize],
-    centroids: &Rows,
-    shortlist: usize,
-) -> Vec<[u32; PROBES]> {
-    let f = match Sketches::words(rows.dim) {
-        1 => nearest_centroids_in::<1>,
-        2 => nearest_centroids_in::<2>,
-        3 | 4 => nearest_centroids_in::<4>,
-        _ => nearest_centroids_in::<WORDS>,
-    };
-    f(rows, ids, sketches, of, centroids, shortlist)
-}
-
-fn nearest_centroids_in<const W: usize>(
+fn nearest_centroids<const W: usize>(
     rows: &Rows,
     ids: &[usize],
     sketches: &Sketches,
