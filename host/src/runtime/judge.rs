@@ -2,9 +2,9 @@
 //! kept warm for `limits.reuse_calls` calls when it loads something costly
 //! (a model) on its first call.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use rustc_hash::FxHashMap;
 use wasmtime::{Engine, Store};
 
 use super::capability::judge_calls::{BoundJudge, Pending};
@@ -346,7 +346,7 @@ impl LoadedJudge {
             RelatePre::ByIndex(pre) => {
                 // lessons said alike (a pair's first lesson is usually the
                 // last pair's) are sent once
-                let mut place: HashMap<(&str, &str), u32> = HashMap::new();
+                let mut place: FxHashMap<(&str, &str), u32> = FxHashMap::default();
                 let mut lessons: Vec<by_index::Lesson> = Vec::new();
                 let mut indices: Vec<(u32, u32)> = Vec::with_capacity(pairs.len());
                 for p in &pairs {
