@@ -8,13 +8,14 @@
 
 wit_bindgen::generate!({
     // the host's grants, no vectors (an engine that asks for them, the
-    // ledger's recall, falls back to its lexical path) and nothing related
-    // ahead (a WASI host has no thread to relate on: the ledger relates
-    // those pairs itself)
+    // ledger's recall, falls back to its lexical path), nothing related
+    // and nothing searched ahead (a WASI host has no thread to work on:
+    // the ledger does that work itself)
     inline: "package silt:standalone; world host-over-wasi {
         include silt:host/host-over-wasi@0.2.0;
         export silt:embed/embed@0.2.2;
-        export silt:ledger/relating-ahead@0.5.0;
+        export silt:ledger/relating-ahead@0.6.0;
+        export silt:ledger/searching-ahead@0.6.0;
     }",
     path: ["../../wit/judge", "../../wit/host", "../../wit/embed", "../../wit/ledger"],
     world: "silt:standalone/host-over-wasi",
@@ -23,7 +24,7 @@ wit_bindgen::generate!({
 
 use exports::silt::embed::embed;
 use exports::silt::host::{clock, ids, log};
-use exports::silt::ledger::relating_ahead;
+use exports::silt::ledger::{relating_ahead, searching_ahead};
 
 impl embed::Guest for HostOverWasi {
     fn embed(_texts: Vec<String>) -> Result<embed::Embedding, silt::judge::types::JudgeError> {
@@ -73,7 +74,7 @@ impl relating_ahead::Guest for HostOverWasi {
     }
 }
 
-/// A call `start` never returns.
+/// A call `start` (or `start-partners`) never returns.
 struct NeverStarted;
 
 impl relating_ahead::GuestPending for NeverStarted {
@@ -83,3 +84,20 @@ impl relating_ahead::GuestPending for NeverStarted {
 }
 
 export!(HostOverWasi);
+
+impl searching_ahead::Guest for HostOverWasi {
+    type PendingSearch = NeverStarted;
+
+    fn start_partners(
+        _texts: Vec<String>,
+        _search: searching_ahead::PartnerSearch,
+    ) -> Option<searching_ahead::PendingSearch> {
+        None
+    }
+}
+
+impl searching_ahead::GuestPendingSearch for NeverStarted {
+    fn finish(_call: searching_ahead::PendingSearch) -> Result<Vec<Vec<(u32, f64)>>, String> {
+        Err("nothing is searched ahead over plain WASI".into())
+    }
+}

@@ -99,6 +99,54 @@ impl core::relate::RelationJudge for ImportedRelations {
     }
 }
 
+/// The host's `searching-ahead`, with the searches it started.
+#[derive(Default)]
+struct ImportedSpareCore {
+    started: HashMap<u64, silt::ledger::searching_ahead::PendingSearch>,
+    next: u64,
+}
+
+impl core::spare_core::SpareCore for ImportedSpareCore {
+    fn start_partner_lists(
+        &mut self,
+        texts: &[&str],
+        search: core::candidates::PartnerSearch,
+    ) -> Option<u64> {
+        use silt::ledger::searching_ahead::{PartnerSearch, start_partners};
+        let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+        let search = PartnerSearch {
+            threshold: search.threshold,
+            keep: search.keep.min(u32::MAX as usize) as u32,
+            max_checks: search.max_checks.map(|c| c.min(u32::MAX as usize) as u32),
+        };
+        let pending = start_partners(&texts, search)?;
+        self.next += 1;
+        self.started.insert(self.next, pending);
+        Some(self.next)
+    }
+
+    fn finish_partner_lists(
+        &mut self,
+        call: u64,
+    ) -> Result<core::candidates::PartnerLists, String> {
+        let pending = self
+            .started
+            .remove(&call)
+            .ok_or_else(|| format!("no search {call} was started"))?;
+        silt::ledger::searching_ahead::PendingSearch::finish(pending)
+    }
+
+    fn not_taken(&mut self, why: &str) {
+        // the pass searched itself: the same answer, later
+        silt::host::log::log(
+            silt::host::log::Level::Warn,
+            &format!(
+                "the search by words handed to a spare core was not taken ({why}); searched here instead"
+            ),
+        );
+    }
+}
+
 struct LedgerResource {
     ledger: RefCell<ops::Ledger>,
     /// Position of each id in `ledger.entries`.
@@ -439,6 +487,7 @@ impl GuestLedger for LedgerResource {
             match core::sleep::sleep_staged(
                 l,
                 &mut ImportedRelations::default(),
+                &mut ImportedSpareCore::default(),
                 &mut next_id,
                 now,
                 &mut stage,
@@ -546,6 +595,21 @@ struct Component;
 
 impl Guest for Component {
     type Ledger = LedgerResource;
+}
+
+impl exports::silt::ledger::partners::Guest for Component {
+    fn strongest(
+        texts: Vec<String>,
+        search: exports::silt::ledger::partners::PartnerSearch,
+    ) -> Vec<Vec<(u32, f64)>> {
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let search = core::candidates::PartnerSearch {
+            threshold: search.threshold,
+            keep: search.keep as usize,
+            max_checks: search.max_checks.map(|c| c as usize),
+        };
+        search.lists(&texts)
+    }
 }
 
 export!(Component);

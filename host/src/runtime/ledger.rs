@@ -8,10 +8,13 @@ use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
-use super::capability::judge_calls::{JudgeCalls, VectorKeeper};
+use super::capability::judge_calls::{JudgeCalls, Pending, VectorKeeper};
+use super::capability::search_ahead::{PartnerLists, PartnerSearcher, SearchAhead};
 use super::sandbox::Sandbox;
 use super::state::PluginState;
 use super::{CallError, Loaded, Runtime};
+use crate::bindings::ledger_engine::exports::silt::ledger::partners;
+use crate::bindings::ledger_engine::silt::ledger::searching_ahead;
 use crate::bindings::ledger_engine::silt::ledger::types::{
     ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, LedgerError,
     Params, Redundancy, SleepReport,
@@ -70,6 +73,10 @@ impl Runtime {
             let s = store.data_mut();
             s.judge = JudgeCalls::new(&s.plugin, Some(judge));
             s.judge.vectors = vectors;
+            let second = SecondInstance {
+                engine: engine.clone(),
+            };
+            s.search_ahead = SearchAhead::new(Some(Arc::new(second)));
         }
         let outcome = tokio::time::timeout(sandbox.wall(), async {
             let bindings = engine.pre.instantiate_async(&mut store).await?;
@@ -88,6 +95,49 @@ impl Runtime {
             ledger,
             engine,
             poisoned: false,
+        })
+    }
+}
+
+/// A second instance of the ledger engine, in a sandbox of its own (the
+/// manifest's limits), started for one search: what the engine's sleep
+/// pass hands to a spare core (`searching-ahead`).
+struct SecondInstance {
+    engine: Arc<Loaded<LedgerEnginePre<PluginState>>>,
+}
+
+impl PartnerSearcher for SecondInstance {
+    fn strongest(
+        &self,
+        texts: Vec<String>,
+        search: searching_ahead::PartnerSearch,
+    ) -> Pending<'static, Result<PartnerLists, String>> {
+        let engine = self.engine.clone();
+        Box::pin(async move {
+            let search = partners::PartnerSearch {
+                threshold: search.threshold,
+                keep: search.keep,
+                max_checks: search.max_checks,
+            };
+            let sandbox = engine.sandbox();
+            let mut store = sandbox.store().map_err(|e| e.to_string())?;
+            let started = std::time::Instant::now();
+            let outcome = tokio::time::timeout(sandbox.wall(), async {
+                let bindings = engine.pre.instantiate_async(&mut store).await?;
+                bindings
+                    .silt_ledger_partners()
+                    .call_strongest(&mut store, &texts, search)
+                    .await
+            })
+            .await;
+            let lists = sandbox.finish(&store, outcome).map_err(|e| e.to_string());
+            tracing::debug!(
+                "searched {} texts by words on a second engine instance in {:.3} s, its memory peaking at {:.1} MiB",
+                texts.len(),
+                started.elapsed().as_secs_f64(),
+                store.data().memory.peak as f64 / (1 << 20) as f64
+            );
+            lists
         })
     }
 }
@@ -171,6 +221,21 @@ impl LedgerSession {
             .ledger()
             .call_stats(&mut *store, res, include_retired, limit, now)
             .await)
+    }
+
+    /// Keeps every search on the engine's own thread from now on, as a
+    /// host without a spare core does (the pass is the same; only where
+    /// its search by words runs differs).
+    pub fn search_on_one_core(&mut self) {
+        self.store.data_mut().search_ahead = SearchAhead::new(None);
+    }
+
+    /// Searches this session's engine handed to a second instance, and
+    /// those whose lists came back.
+    pub fn searched_ahead(&self) -> (u32, u32) {
+        let ahead = &self.store.data().search_ahead;
+        let count = |n: &std::sync::atomic::AtomicU32| n.load(std::sync::atomic::Ordering::Relaxed);
+        (count(&ahead.handed_over), count(&ahead.answered))
     }
 
     pub fn poisoned(&self) -> bool {

@@ -5,7 +5,7 @@
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-use super::capability::{basics, exec, files, judge_calls, progress, sources};
+use super::capability::{basics, exec, files, judge_calls, progress, search_ahead, sources};
 use super::state::PluginState;
 
 /// One linker per kind of plugin, built once per engine.
@@ -18,7 +18,8 @@ pub struct Linkers {
     pub ask: Linker<PluginState>,
     /// The verify engine: as the ask engine, with `sources` for `files`.
     pub verify: Linker<PluginState>,
-    /// The ledger engine: the judge's `relations` and `embed`, ids, the log.
+    /// The ledger engine: the judge's `relations` and `embed`, ids, the
+    /// log, and searches run ahead on a second instance.
     pub ledger: Linker<PluginState>,
     /// CLI search backends: WASI (no network) and `exec`.
     pub cli: Linker<PluginState>,
@@ -53,6 +54,7 @@ impl Linkers {
         judge_calls::add_to_linker(&mut ledger, judge_calls::Imports::RelationsAndEmbed, |s| {
             &mut s.judge
         })?;
+        search_ahead::add_to_linker(&mut ledger, |s| &mut s.search_ahead)?;
 
         let mut cli = wasi()?;
         basics::add_to_linker(&mut cli, basics::Imports::Search, |s| &mut s.basics)?;

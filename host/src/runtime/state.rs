@@ -11,6 +11,7 @@ use super::capability::exec::ExecGrants;
 use super::capability::files::Files;
 use super::capability::judge_calls::JudgeCalls;
 use super::capability::progress::Progress;
+use super::capability::search_ahead::SearchAhead;
 use super::capability::sources::Sources;
 use super::capability::wasi::Wasi;
 use super::grants::Grants;
@@ -25,6 +26,7 @@ pub struct PluginState {
     pub cpu: CpuBudget,
     pub basics: Basics,
     pub judge: JudgeCalls,
+    pub search_ahead: SearchAhead,
     pub files: Files,
     pub sources: Sources,
     pub progress: Progress,
@@ -33,7 +35,8 @@ pub struct PluginState {
 
 impl PluginState {
     /// A store's state under `grants` and `limits`; the per-call
-    /// capabilities (judge, files, sources, progress) start empty.
+    /// capabilities (judge, search ahead, files, sources, progress) start
+    /// empty.
     pub fn new(plugin: &str, grants: &Grants, limits: &Limits) -> anyhow::Result<Self> {
         Ok(PluginState {
             plugin: plugin.to_string(),
@@ -42,6 +45,7 @@ impl PluginState {
             cpu: CpuBudget::new(limits.cpu_ms),
             basics: Basics::new(plugin),
             judge: JudgeCalls::new(plugin, None),
+            search_ahead: SearchAhead::default(),
             files: Files::default(),
             sources: Sources::new(plugin, None, Progress::default()),
             progress: Progress::default(),

@@ -196,6 +196,70 @@ async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap()
     assert!(report.held_for_review > 2_000, "{report:?}");
 }
 
+/// Where the machine has a core to spare, the sleep pass hands its search
+/// by words to a second instance of the engine (its `partners` export)
+/// and makes the very pass it makes searching itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sleep_pass_searches_by_words_on_a_second_instance() {
+    let app = App::with_config(Config::default(), false).unwrap();
+    let now = 1_750_000_000.0;
+    // 5,000 generated lessons hold more distinct triggers than the host
+    // hands over from (its 32 actions are searched by the engine)
+    let entries: Vec<_> = silt_core::ledger::synthetic::agent_entries(5_000, now)
+        .iter()
+        .map(silt::ledger::values::entry_to_wit)
+        .collect();
+    let mut passes = vec![];
+    for one_core in [false, true] {
+        let mut ledger = app
+            .runtime
+            .open_ledger("lexical", &silt::runtime::ledger::default_params(), None)
+            .await
+            .unwrap();
+        if one_core {
+            ledger.search_on_one_core();
+        }
+        ledger.sync(&entries).await.unwrap();
+        let (report, change) = ledger.sleep(now, None).await.unwrap();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let handed = u32::from(!one_core && cores >= 2);
+        assert_eq!(
+            ledger.searched_ahead(),
+            (handed, handed),
+            "one core: {one_core}"
+        );
+        assert!(report.merged > 0, "{report:?}");
+        // the lessons synced in, as the pass left them (the abstracted
+        // parents' ids are fresh each pass, so not the parent each note
+        // names)
+        let synced: std::collections::HashSet<&str> =
+            entries.iter().map(|e| e.id.as_str()).collect();
+        let touched: Vec<serde_json::Value> = change
+            .entries
+            .iter()
+            .filter(|e| synced.contains(e.id.as_str()))
+            .map(|e| {
+                let mut e = serde_json::to_value(e).unwrap();
+                if e["note"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("folded under"))
+                {
+                    e["note"] = "folded under a parent".into();
+                }
+                e
+            })
+            .collect();
+        passes.push((serde_json::to_value(report).unwrap(), touched));
+    }
+    assert_eq!(passes[0].0, passes[1].0);
+    assert!(!passes[0].1.is_empty());
+    let differ = (passes[0].1.iter().zip(&passes[1].1))
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(passes[0].1.len(), passes[1].1.len());
+    assert_eq!(differ, 0, "lessons the two passes left differently");
+}
+
 /// Judges built against earlier contracts (tests/compat: the lexical
 /// judge's rules behind `silt:judge@0.1.0`'s positional `relate`, and
 /// behind 0.1.1's named `relations` without `relations-by-index`) still

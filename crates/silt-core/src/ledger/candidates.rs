@@ -150,8 +150,51 @@ pub fn strongest_partners(
     per_text: usize,
     keep: usize,
 ) -> PartnerGroups {
-    let checks = per_text.saturating_mul(CHECKS_PER_PARTNER);
-    PartnerGroups::find(texts, threshold, keep, Some(checks))
+    PartnerSearch::strongest(threshold, per_text, keep).groups(texts)
+}
+
+/// Each text's partners, strongest first: (place of the partner,
+/// similarity).
+pub type PartnerLists = Vec<Vec<(u32, f64)>>;
+
+/// How a search for partners by words runs: the part of
+/// [`strongest_partners`] that reads only the distinct texts, which a
+/// sleep pass hands to a spare core where its host has one
+/// ([`super::spare_core`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PartnerSearch {
+    /// The least similarity of a partner.
+    pub threshold: f64,
+    /// Partners kept per distinct text, beside its twins.
+    pub keep: usize,
+    /// Exact checks per distinct text (None: every candidate, so each list
+    /// is exactly the best).
+    pub max_checks: Option<usize>,
+}
+
+impl PartnerSearch {
+    /// The search of [`strongest_partners`].
+    pub fn strongest(threshold: f64, per_text: usize, keep: usize) -> PartnerSearch {
+        PartnerSearch {
+            threshold,
+            keep,
+            max_checks: Some(per_text.saturating_mul(CHECKS_PER_PARTNER)),
+        }
+    }
+
+    /// Each of `texts`' partners among them (the texts all different), by
+    /// place, strongest first, with their similarity: the lists
+    /// [`PartnerGroups`] keeps, without its own group.
+    pub fn lists(&self, texts: &[&str]) -> PartnerLists {
+        distinct_partner_lists(texts, self.threshold, self.keep, self.max_checks)
+    }
+
+    /// The groups of `texts`, searched here.
+    pub fn groups(&self, texts: &[&str]) -> PartnerGroups {
+        let twins = Twins::group(texts.iter().copied().map(Some));
+        let lists = self.lists(&twins.distinct);
+        PartnerGroups::of_lists(texts.len(), twins.members, lists, self.threshold)
+    }
 }
 
 /// Texts' strongest partners by distinct text: identical texts are
@@ -188,10 +231,49 @@ impl PartnerGroups {
         keep: usize,
         max_checks: Option<usize>,
     ) -> PartnerGroups {
-        let twins = Twins::group(texts.iter().copied().map(Some));
-        let lists = distinct_partner_lists(&twins.distinct, threshold, keep, max_checks);
-        let mut group_of = vec![0; texts.len()];
-        for (g, members) in twins.members.iter().enumerate() {
+        let search = PartnerSearch {
+            threshold,
+            keep,
+            max_checks,
+        };
+        search.groups(texts)
+    }
+
+    /// Whether `lists`, searched elsewhere, can be the partner lists of
+    /// `groups` distinct texts ([`PartnerSearch::lists`]): one a text,
+    /// each partner a text in range at a similarity in 0–1. Lists that do
+    /// not fit are said, not taken.
+    pub(crate) fn check_lists(groups: usize, lists: &[Vec<(u32, f64)>]) -> Result<(), String> {
+        if lists.len() != groups {
+            return Err(format!(
+                "{} partner lists for {groups} distinct texts",
+                lists.len()
+            ));
+        }
+        let fits = |&(g, sim): &(u32, f64)| (g as usize) < groups && (0.0..=1.0).contains(&sim);
+        match lists
+            .iter()
+            .enumerate()
+            .find_map(|(g, list)| list.iter().find(|p| !fits(p)).map(|p| (g, *p)))
+        {
+            Some((g, (h, sim))) => Err(format!(
+                "distinct text {g} has partner {h} at similarity {sim}, of {groups} texts"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The groups of `len` texts whose twins are `members`, from each
+    /// group's partner lists (which [`PartnerGroups::check_lists`] passed
+    /// where they were searched elsewhere).
+    pub(crate) fn of_lists(
+        len: usize,
+        members: Vec<Vec<u32>>,
+        lists: Vec<Vec<(u32, f64)>>,
+        threshold: f64,
+    ) -> PartnerGroups {
+        let mut group_of = vec![0; len];
+        for (g, members) in members.iter().enumerate() {
             for &i in members {
                 group_of[i as usize] = g as u32;
             }
@@ -206,7 +288,7 @@ impl PartnerGroups {
             .collect();
         PartnerGroups {
             group_of,
-            members: twins.members,
+            members,
             near,
         }
     }

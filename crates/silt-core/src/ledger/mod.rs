@@ -21,6 +21,7 @@ pub mod rows;
 pub mod similarity;
 mod sketch;
 pub mod sleep;
+pub mod spare_core;
 pub mod synthetic;
 mod trigger_order;
 mod twins;

@@ -13,12 +13,14 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Serialize;
 
 use super::abstraction::{abstract_parent, parent_trigger_of, trigger_words};
-use super::candidates::{MAX_PARTNERS, PartnerGroups, strongest_partners};
+use super::candidates::{MAX_PARTNERS, PartnerGroups, PartnerSearch};
 use super::entry::{Entry, Status};
 use super::events::Event;
 use super::ops::Ledger;
 use super::relate::{Decision, Lesson, Relation, RelationJudge, Verdict, decide};
+use super::spare_core::{NoSpareCore, SpareCore};
 use super::trigger_order::TriggerOrder;
+use super::twins::Twins;
 
 /// What one sleep pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -42,7 +44,14 @@ pub fn sleep(
     new_id: &mut dyn FnMut() -> String,
     now: f64,
 ) -> Result<(SleepReport, Vec<Event>), String> {
-    sleep_staged(ledger, judge, new_id, now, &mut |_, _, _| {})
+    sleep_staged(
+        ledger,
+        judge,
+        &mut NoSpareCore,
+        new_id,
+        now,
+        &mut |_, _, _| {},
+    )
 }
 
 /// The stages [`sleep_staged`] reports, in order: pairing by meaning
@@ -66,6 +75,7 @@ pub type StageReport<'a> = dyn FnMut(&'static str, Duration, Counts<'_>) + 'a;
 pub fn sleep_staged(
     ledger: &mut Ledger,
     judge: &mut dyn RelationJudge,
+    spare: &mut dyn SpareCore,
     new_id: &mut dyn FnMut() -> String,
     now: f64,
     stage: &mut StageReport<'_>,
@@ -90,22 +100,32 @@ pub fn sleep_staged(
     // the first round takes every pair by meaning: where the judge's host
     // has a core to spare, each view's pairs are related while the next
     // view and then the pairs by words are searched
+    //
+    // so are each lesson's strongest partners by words and its action's
+    // near actions (in words and in meaning), with a reserve for the
+    // partners that rounds retire; the search in words reads only the
+    // texts, so where the host has a core to spare it runs there from the
+    // start, while this thread searches by meaning
+    let by_words = Partners::start(ledger, spare);
     let mut ahead = Vec::new();
     let by_meaning = pairs_by_meaning(ledger, |pairs| {
         ahead.extend(judged.start(ledger, judge, pairs));
     });
     lap(stage, "meaning", &[("pairs", by_meaning.len())]);
-    // so are each lesson's strongest partners by words and its action's
-    // near actions (in words and in meaning), with a reserve for the
-    // partners that rounds retire
-    let by_words = Partners::find(ledger);
+    let by_words = by_words.finish(ledger, spare);
     lap(stage, "words", &[]);
+    // the first round's pairs before the relations ahead: the last view's
+    // are still being related, and these need only the lists
+    let mut next_pairs = Some(by_words.pairs(ledger, &by_meaning));
     for call in ahead {
         judged.finish(ledger, judge, call)?;
     }
     let (mut rounds, mut round_pairs) = (0, 0);
     for _ in 0..MAX_ROUNDS {
-        let pairs = by_words.pairs(ledger, &by_meaning);
+        let pairs = match next_pairs.take() {
+            Some(pairs) => pairs,
+            None => by_words.pairs(ledger, &by_meaning),
+        };
         judged.next_round();
         rounds += 1;
         round_pairs += pairs.len();
@@ -206,29 +226,84 @@ struct Partners {
 }
 
 impl Partners {
+    /// The partners, searched here.
+    #[cfg(test)]
     fn find(ledger: &Ledger) -> Partners {
+        Partners::start(ledger, &mut NoSpareCore).finish(ledger, &mut NoSpareCore)
+    }
+
+    /// Starts the searches by words: on `spare`'s core where it has one,
+    /// so they run while the pass searches by meaning. [`StartedPartners::finish`] takes them.
+    fn start<'a>(ledger: &'a Ledger, spare: &mut dyn SpareCore) -> StartedPartners<'a> {
         let entry: Vec<usize> = (0..ledger.entries.len())
             .filter(|&i| ledger.entries[i].status == Status::Active)
             .collect();
-        let texts = |field: fn(&Entry) -> &str| -> Vec<&str> {
-            entry.iter().map(|&i| field(&ledger.entries[i])).collect()
-        };
         let p = &ledger.params;
         let keep = MAX_PARTNERS + RESERVE_PARTNERS;
-        let mut groups = [
-            strongest_partners(
-                &texts(|e| &e.when),
-                p.candidate_threshold,
-                MAX_PARTNERS,
-                keep,
-            ),
-            strongest_partners(
-                &texts(|e| &e.prefer),
-                p.action_threshold,
-                MAX_PARTNERS,
-                keep,
-            ),
+        let mut field = |text: fn(&Entry) -> &str, threshold: f64| {
+            let twins = Twins::group(entry.iter().map(|&i| Some(text(&ledger.entries[i]))));
+            let search = PartnerSearch::strongest(threshold, MAX_PARTNERS, keep);
+            let call = spare.start_partner_lists(&twins.distinct, search);
+            StartedSearch {
+                twins,
+                search,
+                call,
+            }
+        };
+        let fields = [
+            field(|e| &e.when, p.candidate_threshold),
+            field(|e| &e.prefer, p.action_threshold),
         ];
+        StartedPartners { entry, fields }
+    }
+}
+
+/// The searches by words of [`Partners::start`], under way.
+struct StartedPartners<'a> {
+    entry: Vec<usize>,
+    /// By trigger and by action.
+    fields: [StartedSearch<'a>; 2],
+}
+
+/// One field's search by words: its distinct texts, and the spare core's
+/// call searching them, if one took it.
+struct StartedSearch<'a> {
+    twins: Twins<&'a str>,
+    search: PartnerSearch,
+    call: Option<u64>,
+}
+
+impl StartedSearch<'_> {
+    /// The groups, from the spare core's lists; searched here where no
+    /// core took the search or its answer does not fit (the same lists
+    /// either way, so a failed hand-over only costs time).
+    fn finish(self, spare: &mut dyn SpareCore) -> PartnerGroups {
+        let groups = self.twins.members.len();
+        let handed = self.call.and_then(|call| {
+            match spare
+                .finish_partner_lists(call)
+                .and_then(|lists| PartnerGroups::check_lists(groups, &lists).map(|()| lists))
+            {
+                Ok(lists) => Some(lists),
+                Err(why) => {
+                    spare.not_taken(&why);
+                    None
+                }
+            }
+        });
+        let lists = handed.unwrap_or_else(|| self.search.lists(&self.twins.distinct));
+        let len = self.twins.members.iter().map(Vec::len).sum();
+        PartnerGroups::of_lists(len, self.twins.members, lists, self.search.threshold)
+    }
+}
+
+impl StartedPartners<'_> {
+    /// The partners, the searches by words taken from where they ran, and
+    /// the actions near in meaning added.
+    fn finish(self, ledger: &Ledger, spare: &mut dyn SpareCore) -> Partners {
+        let StartedPartners { entry, fields } = self;
+        let [when, prefer] = fields;
+        let mut groups = [when.finish(spare), prefer.finish(spare)];
         add_near_in_meaning(ledger, &entry, &mut groups[BY_ACTION]);
         let when = |x: u32| ledger.entries[entry[x as usize]].when.as_str();
         let by_action = TriggerOrder::new(&groups[BY_ACTION].members, when);
@@ -238,7 +313,9 @@ impl Partners {
             entry,
         }
     }
+}
 
+impl Partners {
     /// Candidate pairs (by entry index, sorted) among active entries: each
     /// lesson's [`MAX_PARTNERS`] strongest still active by trigger and by
     /// action, and `by_meaning` (sorted, each pair once; a judge with
@@ -907,6 +984,7 @@ mod tests {
         sleep_staged(
             &mut ledger,
             &mut judge,
+            &mut NoSpareCore,
             &mut ids(),
             NOW,
             &mut |name, took, counts| {
@@ -1670,6 +1748,125 @@ mod meaning_tests {
         assert!(err.contains("the judge stopped"), "{err}");
         assert!(failing.pairs_ahead > 0);
         assert_eq!(l.entries, before);
+    }
+
+    use crate::ledger::candidates::PartnerLists;
+
+    /// What [`Threaded`] hands back for each search.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Handed {
+        /// The lists its thread found.
+        Found,
+        /// An error, as a host whose helper failed says.
+        Fails,
+        /// One list short.
+        Short,
+        /// A partner past the last text.
+        OutOfRange,
+        /// Lists that fit but are all empty (none found).
+        Nothing,
+    }
+
+    /// Searches by words on a thread of its own, as a host with a core to
+    /// spare does, and hands back what [`Handed`] says.
+    struct Threaded {
+        running: Vec<Option<std::thread::JoinHandle<PartnerLists>>>,
+        texts: usize,
+        handed: Handed,
+        not_taken: Vec<String>,
+    }
+
+    impl SpareCore for Threaded {
+        fn start_partner_lists(&mut self, texts: &[&str], search: PartnerSearch) -> Option<u64> {
+            let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+            self.texts += texts.len();
+            self.running.push(Some(std::thread::spawn(move || {
+                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                search.lists(&texts)
+            })));
+            Some(self.running.len() as u64 - 1)
+        }
+
+        fn finish_partner_lists(&mut self, call: u64) -> Result<PartnerLists, String> {
+            let running = self.running[call as usize].take();
+            let mut lists = running
+                .ok_or(format!("search {call} finished twice"))?
+                .join()
+                .map_err(|_| "the search panicked".to_string())?;
+            match self.handed {
+                Handed::Found => {}
+                Handed::Fails => return Err("the spare core stopped".into()),
+                Handed::Short => {
+                    lists.pop();
+                }
+                Handed::OutOfRange => lists[0].push((u32::MAX, 0.5)),
+                Handed::Nothing => lists.iter_mut().for_each(Vec::clear),
+            }
+            Ok(lists)
+        }
+
+        fn not_taken(&mut self, why: &str) {
+            self.not_taken.push(why.to_string());
+        }
+    }
+
+    /// Partners by words found on a spare core make the pass the engine
+    /// makes searching them itself; where the core fails or hands back
+    /// lists that do not fit, the pass searches itself, says why, and
+    /// still makes the same pass. Lists that fit are what the pass uses
+    /// (empty ones make another pass).
+    #[test]
+    fn a_search_by_words_on_a_spare_core_makes_the_same_pass() {
+        let mut plain = agents_with_vectors();
+        let lexical = || LexicalRelations(Params::default());
+        let (report, events) = sleep(&mut plain, &mut lexical(), &mut ids(), NOW).unwrap();
+        assert!(report.merged > 0, "{report:?}");
+        for handed in [
+            Handed::Found,
+            Handed::Fails,
+            Handed::Short,
+            Handed::OutOfRange,
+            Handed::Nothing,
+        ] {
+            let mut spare = Threaded {
+                running: vec![],
+                texts: 0,
+                handed,
+                not_taken: vec![],
+            };
+            let mut l = agents_with_vectors();
+            let (got, got_events) = sleep_staged(
+                &mut l,
+                &mut lexical(),
+                &mut spare,
+                &mut ids(),
+                NOW,
+                &mut |_, _, _| {},
+            )
+            .unwrap();
+            // by trigger and by action, each of its distinct texts
+            assert_eq!(spare.running.len(), 2, "{handed:?}");
+            assert!(spare.running.iter().all(Option::is_none), "{handed:?}");
+            assert!(spare.texts > 100, "{handed:?}: {}", spare.texts);
+            let said = |what: &str| spare.not_taken.iter().all(|w| w.contains(what));
+            match handed {
+                Handed::Nothing => {
+                    assert!(spare.not_taken.is_empty(), "{:?}", spare.not_taken);
+                    assert_ne!(got_events, events);
+                    continue;
+                }
+                Handed::Found => assert!(spare.not_taken.is_empty(), "{:?}", spare.not_taken),
+                Handed::Fails => assert!(said("the spare core stopped"), "{:?}", spare.not_taken),
+                Handed::Short => assert!(said("partner lists for"), "{:?}", spare.not_taken),
+                Handed::OutOfRange => assert!(said("has partner"), "{:?}", spare.not_taken),
+            }
+            if handed != Handed::Found {
+                assert_eq!(spare.not_taken.len(), 2, "{handed:?}");
+            }
+            assert_eq!(got, report, "{handed:?}");
+            assert_eq!(got_events, events, "{handed:?}");
+            assert_eq!(l.entries, plain.entries, "{handed:?}");
+        }
     }
 
     #[test]

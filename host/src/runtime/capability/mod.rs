@@ -16,5 +16,6 @@ pub mod files;
 pub mod http_policy;
 pub mod judge_calls;
 pub mod progress;
+pub mod search_ahead;
 pub mod sources;
 pub mod wasi;
