@@ -131,16 +131,22 @@ pub fn sleep_staged(
         round_pairs += pairs.len();
         siblings.clear();
         let mut changed = false;
-        for chunk in pairs.chunks(JUDGE_CHUNK) {
-            // an earlier verdict this round may have retired one of a pair
-            let active = |i: usize| ledger.entries[i].status == Status::Active;
-            let live: Vec<(usize, usize)> = chunk
-                .iter()
-                .copied()
-                .filter(|&(a, b)| active(a) && active(b))
-                .collect();
-            let rulings = judged.rulings(ledger, judge, &live)?;
-            for ((a, b), ruling) in live.into_iter().zip(rulings) {
+        // each chunk's new pairs go to the judge (on its own thread, where
+        // its host has one) while the chunks before are ruled and applied
+        let mut chunks = pairs.chunks(JUDGE_CHUNK);
+        let mut prepared = std::collections::VecDeque::new();
+        loop {
+            while prepared.len() < CHUNKS_AHEAD {
+                let Some(c) = chunks.next() else { break };
+                prepared.push_back(judged.prepare(ledger, judge, live_pairs(ledger, c)));
+            }
+            let Some(this) = prepared.pop_front() else {
+                break;
+            };
+            let Ruled { pairs, rulings } = judged.complete(ledger, judge, this)?;
+            for ((a, b), ruling) in pairs.into_iter().zip(rulings) {
+                // an earlier verdict may have retired one of a pair since
+                // its chunk was prepared
                 if ledger.entries[a].status != Status::Active
                     || ledger.entries[b].status != Status::Active
                 {
@@ -196,7 +202,11 @@ pub fn sleep_staged(
 
 /// Pairs judged per call of the judge, so memory holds one chunk's lessons
 /// at a time however many candidates a dense ledger has.
-const JUDGE_CHUNK: usize = 4096;
+const JUDGE_CHUNK: usize = 16384;
+
+/// Chunks of a round prepared (their new pairs sent to the judge) before
+/// the first of them is applied.
+const CHUNKS_AHEAD: usize = 2;
 
 /// Partner texts a lesson keeps beyond its [`MAX_PARTNERS`] for the
 /// rounds of a pass: each round retires lessons, and a lesson whose list
@@ -466,7 +476,7 @@ fn pairs_by_meaning(
 struct Judged {
     /// Each entry's text id: entries with the same WHEN and PREFER share one.
     text: Vec<u32>,
-    known: HashMap<(u32, u32), Option<Verdict>>,
+    known: HashMap<(u32, u32), Known>,
     /// The rulings of the pairs the last round went through, in the
     /// round's order (by entry index), and how far this round has read
     /// them. A round's pairs are mostly the last round's (a round only
@@ -480,11 +490,36 @@ struct Judged {
     /// Time spent in the judge's calls (for pairs related ahead, waiting
     /// for them).
     judging: Duration,
-    /// Pairs related ahead ([`Judged::start`]).
+    /// Pairs related ahead ([`Judged::start`], [`Judged::prepare`]).
     ahead: usize,
-    /// Calls started and not yet finished: their pairs sit in `known` as
-    /// held until then, so no ruling may be read meanwhile.
-    outstanding: usize,
+}
+
+/// What a pass knows of a pair of texts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Known {
+    /// The judge's ruling under the margin (None: held).
+    Ruled(Option<Verdict>),
+    /// Asked in a call not finished yet: no ruling to read until it is.
+    Asked,
+}
+
+/// A chunk's pairs still active when it completed, and their rulings.
+struct Ruled {
+    pairs: Vec<(usize, usize)>,
+    rulings: Vec<Option<Verdict>>,
+}
+
+/// A chunk of a round's pairs whose rulings are being made
+/// ([`Judged::prepare`]).
+struct Preparing {
+    pairs: Vec<(usize, usize)>,
+    /// Each pair's ruling where it was known when the chunk was prepared;
+    /// None: read once this chunk's call and those before it are in.
+    found: Vec<Option<Option<Verdict>>>,
+    /// The pairs asked for their texts, and the judge's call relating
+    /// them in the background (None: asked when the chunk completes).
+    asked: Vec<(usize, usize)>,
+    call: Option<u64>,
 }
 
 /// A call [`Judged::start`] started: the judge's call and its pairs.
@@ -513,7 +548,6 @@ impl Judged {
             this_round: Vec::new(),
             judging: Duration::ZERO,
             ahead: 0,
-            outstanding: 0,
         }
     }
 
@@ -539,26 +573,12 @@ impl Judged {
         if new.is_empty() {
             return None;
         }
-        let mut place: HashMap<usize, u32> = HashMap::default();
-        let mut lessons = Vec::new();
-        let mut index = |i: usize| {
-            *place.entry(i).or_insert_with(|| {
-                let e = &ledger.entries[i];
-                lessons.push(Lesson {
-                    when: &e.when,
-                    prefer: &e.prefer,
-                });
-                lessons.len() as u32 - 1
-            })
-        };
-        let indices: Vec<(u32, u32)> = new.iter().map(|&(a, b)| (index(a), index(b))).collect();
-        let call = judge.start(&lessons, &indices)?;
-        // held until `finish` rules on them: a later call leaves them out
+        let call = ask_ahead(ledger, judge, &new)?;
+        // asked until `finish` rules on them: a later call leaves them out
         // (a pass ends with an error if the call fails)
         for key in asked {
-            self.known.insert(key, None);
+            self.known.insert(key, Known::Asked);
         }
-        self.outstanding += 1;
         Some(Ahead { call, pairs: new })
     }
 
@@ -572,7 +592,6 @@ impl Judged {
         let waiting = Instant::now();
         let relations = judge.finish(ahead.call)?;
         self.judging += waiting.elapsed();
-        self.outstanding -= 1;
         one_per_pair(&relations, &ahead.pairs)?;
         self.ahead += ahead.pairs.len();
         self.keep(ledger, &ahead.pairs, &relations);
@@ -587,7 +606,8 @@ impl Judged {
                 Decision::Apply(v) => Some(v),
                 Decision::Hold { .. } => None,
             };
-            self.known.insert((self.text[a], self.text[b]), ruling);
+            self.known
+                .insert((self.text[a], self.text[b]), Known::Ruled(ruling));
         }
     }
 
@@ -609,42 +629,110 @@ impl Judged {
             .map(|&(_, ruling)| ruling)
     }
 
-    /// The rulings for `pairs` (the round's next ones, in order): those
-    /// known as they are, the rest decided from the judge's relations
-    /// under the ledger's margin, each new pair of texts asked once.
-    fn rulings(
+    /// Prepares the rulings for `pairs` (the round's next ones, in
+    /// order): those known are read now; the pairs of texts not yet asked
+    /// are asked at once, in the background where the judge can
+    /// ([`RelationJudge::start`]), so the judge relates them while the
+    /// caller applies the chunk before. Each pair of texts is asked once.
+    fn prepare(
         &mut self,
         ledger: &Ledger,
         judge: &mut dyn RelationJudge,
-        pairs: &[(usize, usize)],
-    ) -> Result<Vec<Option<Verdict>>, String> {
-        assert_eq!(
-            self.outstanding, 0,
-            "rulings read before every call ahead finished"
-        );
-        let mut rulings: Vec<Option<Option<Verdict>>> = Vec::with_capacity(pairs.len());
-        let mut asked = HashSet::default();
-        let mut new: Vec<(usize, usize)> = Vec::new();
-        for &(a, b) in pairs {
-            let found = self.carried((a as u32, b as u32)).or_else(|| {
-                let key = (self.text[a], self.text[b]);
-                let known = self.known.get(&key).copied();
-                if known.is_none() && asked.insert(key) {
-                    new.push((a, b));
+        pairs: Vec<(usize, usize)>,
+    ) -> Preparing {
+        let mut keys = HashSet::default();
+        let mut asked: Vec<(usize, usize)> = Vec::new();
+        let found = pairs
+            .iter()
+            .map(|&(a, b)| {
+                self.carried((a as u32, b as u32)).or_else(|| {
+                    let key = (self.text[a], self.text[b]);
+                    match self.known.get(&key) {
+                        Some(Known::Ruled(ruling)) => Some(*ruling),
+                        Some(Known::Asked) => None,
+                        None => {
+                            if keys.insert(key) {
+                                asked.push((a, b));
+                            }
+                            None
+                        }
+                    }
+                })
+            })
+            .collect();
+        let call = match asked.is_empty() {
+            true => None,
+            false => ask_ahead(ledger, judge, &asked),
+        };
+        match call {
+            // a chunk prepared before this one completes leaves them out
+            Some(_) => {
+                for key in keys {
+                    self.known.insert(key, Known::Asked);
                 }
-                known
-            });
-            rulings.push(found);
+            }
+            // a judge that cannot relate in the background is asked when
+            // the chunk completes, about the pairs still active then: a
+            // pair retired meanwhile would be a call wasted on a judge
+            // that is dear per pair
+            None => asked.clear(),
         }
+        Preparing {
+            pairs,
+            found,
+            asked,
+            call,
+        }
+    }
+
+    /// The pairs [`Judged::prepare`] took that are still active, and their
+    /// rulings: the judge's relations for those asked decided under the
+    /// ledger's margin. Chunks complete in the order they were prepared;
+    /// a ruling still missing then (a judge that relates nothing in the
+    /// background) is asked now, each pair of texts once.
+    fn complete(
+        &mut self,
+        ledger: &Ledger,
+        judge: &mut dyn RelationJudge,
+        chunk: Preparing,
+    ) -> Result<Ruled, String> {
         let asking = Instant::now();
-        let relations = judge_pairs(ledger, judge, &new)?;
+        if let Some(call) = chunk.call {
+            let relations = judge.finish(call)?;
+            one_per_pair(&relations, &chunk.asked)?;
+            self.ahead += chunk.asked.len();
+            self.keep(ledger, &chunk.asked, &relations);
+        }
+        let active = |i: usize| ledger.entries[i].status == Status::Active;
+        let (pairs, found): (Vec<_>, Vec<_>) = chunk
+            .pairs
+            .into_iter()
+            .zip(chunk.found)
+            .filter(|&((a, b), _)| active(a) && active(b))
+            .unzip();
+        let mut keys = HashSet::default();
+        let missing: Vec<(usize, usize)> = pairs
+            .iter()
+            .zip(&found)
+            .filter(|&(&(a, b), found)| {
+                let key = (self.text[a], self.text[b]);
+                found.is_none()
+                    && !matches!(self.known.get(&key), Some(Known::Ruled(_)))
+                    && keys.insert(key)
+            })
+            .map(|(&pair, _)| pair)
+            .collect();
+        let relations = judge_pairs(ledger, judge, &missing)?;
+        self.keep(ledger, &missing, &relations);
         self.judging += asking.elapsed();
-        self.keep(ledger, &new, &relations);
         let rulings: Vec<Option<Verdict>> = pairs
             .iter()
-            .zip(rulings)
+            .zip(found)
             .map(|(&(a, b), found)| {
-                found.unwrap_or_else(|| self.known[&(self.text[a], self.text[b])])
+                found.unwrap_or_else(|| match self.known[&(self.text[a], self.text[b])] {
+                    Known::Ruled(ruling) => ruling,
+                    Known::Asked => unreachable!("a missing ruling was asked"),
+                })
             })
             .collect();
         self.this_round.extend(
@@ -653,8 +741,41 @@ impl Judged {
                 .map(|&(a, b)| (a as u32, b as u32))
                 .zip(rulings.iter().copied()),
         );
-        Ok(rulings)
+        Ok(Ruled { pairs, rulings })
     }
+}
+
+/// The pairs of `chunk` whose lessons are both active.
+fn live_pairs(ledger: &Ledger, chunk: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let active = |i: usize| ledger.entries[i].status == Status::Active;
+    chunk
+        .iter()
+        .copied()
+        .filter(|&(a, b)| active(a) && active(b))
+        .collect()
+}
+
+/// Starts relating `pairs` in the background where the judge can: each
+/// lesson crosses once, the pairs as indices into them.
+fn ask_ahead(
+    ledger: &Ledger,
+    judge: &mut dyn RelationJudge,
+    pairs: &[(usize, usize)],
+) -> Option<u64> {
+    let mut place: HashMap<usize, u32> = HashMap::default();
+    let mut lessons = Vec::new();
+    let mut index = |i: usize| {
+        *place.entry(i).or_insert_with(|| {
+            let e = &ledger.entries[i];
+            lessons.push(Lesson {
+                when: &e.when,
+                prefer: &e.prefer,
+            });
+            lessons.len() as u32 - 1
+        })
+    };
+    let indices: Vec<(u32, u32)> = pairs.iter().map(|&(a, b)| (index(a), index(b))).collect();
+    judge.start(&lessons, &indices)
 }
 
 /// The judge's relations for `pairs`, in order.
@@ -1039,9 +1160,12 @@ mod tests {
     }
 
     /// Rounds that keep most of the last round's pairs, drop some and add
-    /// others, in chunks: every ruling is the judge's own for that pair
-    /// under the margin, whether it was carried from the last round, known
-    /// by its texts or asked, and each pair of texts is asked once.
+    /// others, in chunks, each chunk prepared before the one before it
+    /// completes (as a pass does): every ruling is the judge's own for
+    /// that pair under the margin, whether it was carried from the last
+    /// round, known by its texts or asked, and each pair of texts is
+    /// asked once, by a judge that relates in the background and by one
+    /// that cannot.
     #[test]
     fn rulings_carried_from_the_last_round_are_the_judges() {
         let entries = (0..60)
@@ -1059,40 +1183,103 @@ mod tests {
             })
             .collect();
         let ledger = Ledger::new(entries, Params::default());
-        let mut judged = Judged::new(&ledger);
-        let mut judge = Counting(ByText, HashMap::default());
         let all: Vec<(usize, usize)> = (0..60)
             .flat_map(|a| (a + 1..60).map(move |b| (a, b)))
             .collect();
-        for round in 0..4usize {
-            let pairs: Vec<(usize, usize)> = all
-                .iter()
-                .copied()
-                .filter(|&(a, b)| (a * 13 + b * 7 + round * (a % 3)) % 4 != 0)
-                .collect();
-            judged.next_round();
-            for chunk in pairs.chunks(97) {
-                let got = judged.rulings(&ledger, &mut judge, chunk).unwrap();
-                for (&(a, b), ruling) in chunk.iter().zip(got) {
-                    let lesson = |i: usize| Lesson {
-                        when: &ledger.entries[i].when,
-                        prefer: &ledger.entries[i].prefer,
-                    };
-                    let r = ByText.relate(&[(lesson(a), lesson(b))]).unwrap()[0];
-                    let want = match decide(&r, ledger.params.destructive_margin) {
-                        Decision::Apply(v) => Some(v),
-                        Decision::Hold { .. } => None,
-                    };
-                    assert_eq!(ruling, want, "round {round}, pair {a}-{b}");
+        let rounds = |judge: &mut dyn RelationJudge| -> Judged {
+            let mut judged = Judged::new(&ledger);
+            for round in 0..4usize {
+                let pairs: Vec<(usize, usize)> = all
+                    .iter()
+                    .copied()
+                    .filter(|&(a, b)| (a * 13 + b * 7 + round * (a % 3)) % 4 != 0)
+                    .collect();
+                judged.next_round();
+                let mut chunks = pairs.chunks(97);
+                let mut next = chunks
+                    .next()
+                    .map(|c| judged.prepare(&ledger, judge, c.to_vec()));
+                while let Some(this) = next.take() {
+                    next = chunks
+                        .next()
+                        .map(|c| judged.prepare(&ledger, judge, c.to_vec()));
+                    let Ruled { pairs, rulings } = judged.complete(&ledger, judge, this).unwrap();
+                    for (&(a, b), ruling) in pairs.iter().zip(rulings) {
+                        let lesson = |i: usize| Lesson {
+                            when: &ledger.entries[i].when,
+                            prefer: &ledger.entries[i].prefer,
+                        };
+                        let r = ByText.relate(&[(lesson(a), lesson(b))]).unwrap()[0];
+                        let want = match decide(&r, ledger.params.destructive_margin) {
+                            Decision::Apply(v) => Some(v),
+                            Decision::Hold { .. } => None,
+                        };
+                        assert_eq!(ruling, want, "round {round}, pair {a}-{b}");
+                    }
                 }
             }
+            judged
+        };
+        let mut now = Counting(ByText, HashMap::default());
+        let judged = rounds(&mut now);
+        assert_eq!(judged.ahead, 0);
+        let mut background = super::meaning_tests::RelatedAhead {
+            inner: Counting(ByText, HashMap::default()),
+            started: vec![],
+            pairs_ahead: 0,
+            fail: false,
+        };
+        let judged_ahead = rounds(&mut background);
+        assert!(background.pairs_ahead > 0);
+        assert_eq!(judged_ahead.ahead, background.pairs_ahead);
+        for counted in [&now.1, &background.inner.1] {
+            assert!(
+                counted.values().all(|&n| n == 1),
+                "a pair of texts asked twice"
+            );
         }
-        assert!(
-            judge.1.values().all(|&n| n == 1),
-            "a pair of texts asked twice"
-        );
-        let held = judged.known.values().filter(|r| r.is_none()).count();
-        assert!(held > 0 && held < judged.known.len());
+        for judged in [judged, judged_ahead] {
+            let ruled = |r: &&Known| matches!(r, Known::Ruled(_));
+            assert!(judged.known.values().all(|r| ruled(&r)));
+            let held = judged
+                .known
+                .values()
+                .filter(|r| **r == Known::Ruled(None))
+                .count();
+            assert!(held > 0 && held < judged.known.len());
+        }
+    }
+
+    /// A judge that cannot relate in the background is asked about a
+    /// chunk's pairs when the chunk completes, not when it was prepared:
+    /// a pair whose lesson an earlier chunk retired meanwhile costs it no
+    /// call, and is not in the chunk's rulings.
+    #[test]
+    fn a_judge_asked_now_is_not_asked_about_pairs_retired_meanwhile() {
+        let entries: Vec<Entry> = (0..6)
+            .map(|i| {
+                Entry::new(
+                    format!("{i:08x}"),
+                    format!("when case {i}"),
+                    format!("prefer action {i}"),
+                    0.5,
+                    0,
+                    NOW,
+                )
+            })
+            .collect();
+        let mut ledger = Ledger::new(entries, Params::default());
+        let mut judged = Judged::new(&ledger);
+        let mut judge = Counting(ByText, HashMap::default());
+        judged.next_round();
+        let pairs = vec![(0, 1), (0, 2), (1, 2), (3, 4), (4, 5)];
+        let prepared = judged.prepare(&ledger, &mut judge, pairs);
+        assert!(judge.1.is_empty(), "asked before the chunk completes");
+        ledger.entries[4].status = Status::Retired;
+        let Ruled { pairs, rulings } = judged.complete(&ledger, &mut judge, prepared).unwrap();
+        assert_eq!(pairs, [(0, 1), (0, 2), (1, 2)]);
+        assert_eq!(rulings.len(), 3);
+        assert_eq!(judge.1.len(), 3, "{:?}", judge.1);
     }
 
     #[test]
@@ -1643,11 +1830,11 @@ mod meaning_tests {
     /// Relates like its inner judge, the pairs started ahead at `start`
     /// and handed back at `finish`, as a host with a core to spare does
     /// (or fails at `finish`, as a judge can).
-    struct RelatedAhead<J> {
-        inner: J,
-        started: Vec<Option<Vec<Relation>>>,
-        pairs_ahead: usize,
-        fail: bool,
+    pub(super) struct RelatedAhead<J> {
+        pub inner: J,
+        pub started: Vec<Option<Vec<Relation>>>,
+        pub pairs_ahead: usize,
+        pub fail: bool,
     }
 
     impl<J: RelationJudge> RelationJudge for RelatedAhead<J> {
@@ -1703,10 +1890,11 @@ mod meaning_tests {
         l
     }
 
-    /// Where the judge relates the pairs by meaning ahead (each view's
-    /// while the engine searches the next and the pairs by words), the
-    /// pass does what it does relating them in its rounds, and no pair is
-    /// asked twice.
+    /// Where the judge relates pairs in the background (each view's pairs
+    /// by meaning while the engine searches the next and the pairs by
+    /// words; each chunk of a round's while the chunk before is applied),
+    /// the pass does what it does relating them as it needs them, and no
+    /// pair is asked twice.
     #[test]
     fn pairs_related_ahead_make_the_same_pass() {
         let lexical =
@@ -1723,8 +1911,9 @@ mod meaning_tests {
         let mut early = agents_with_vectors();
         let (report_ahead, events_ahead) = sleep(&mut early, &mut ahead, &mut ids(), NOW).unwrap();
         assert!(ahead.pairs_ahead > 100, "{}", ahead.pairs_ahead);
-        // one call per view, the second without the first's pairs
-        assert_eq!(ahead.started.len(), 2);
+        // one call per view (the second without the first's pairs), then
+        // one per chunk of a round with pairs not asked yet
+        assert!(ahead.started.len() > 2, "{}", ahead.started.len());
         assert_eq!(report_ahead, report);
         assert_eq!(events_ahead, events);
         assert_eq!(early.entries, plain.entries);
