@@ -113,12 +113,6 @@ impl LedgerService {
         &self.judge
     }
 
-    /// The current engine instance's peak linear memory (None before the
-    /// first operation starts one), for benchmarks.
-    pub fn engine_peak_memory(&self) -> Option<usize> {
-        self.session.as_ref().map(LedgerSession::peak_memory)
-    }
-
     /// Runs the engine with `params` from now on (a new engine instance).
     pub fn set_params(&mut self, params: Params) {
         self.params = params;

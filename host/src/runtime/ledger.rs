@@ -2,7 +2,7 @@
 //! engine holds the entries the host synced into it.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use wasmtime::Store;
@@ -37,6 +37,18 @@ pub struct LedgerSession {
     ledger: ResourceAny,
     engine: Arc<Loaded<LedgerEnginePre<PluginState>>>,
     poisoned: bool,
+    /// Where this session's instances' peak memories are kept.
+    peaks: Arc<LedgerPeaks>,
+}
+
+/// The largest linear memories ledger engine instances of a runtime grew
+/// to (wasm memory never shrinks: each instance's peak), for benchmarks:
+/// the instances that served calls, and the second instances that
+/// searched ahead for a sleep pass.
+#[derive(Default)]
+pub struct LedgerPeaks {
+    pub engine: AtomicUsize,
+    pub second_instance: AtomicUsize,
 }
 
 impl Runtime {
@@ -69,12 +81,14 @@ impl Runtime {
         let engine = self.ledger_engine().await?;
         let sandbox = engine.sandbox();
         let mut store = sandbox.store()?;
+        let peaks = self.ledger_peaks.clone();
         {
             let s = store.data_mut();
             s.judge = JudgeCalls::new(&s.plugin, Some(judge));
             s.judge.vectors = vectors;
             let second = SecondInstance {
                 engine: engine.clone(),
+                peaks: peaks.clone(),
             };
             s.search_ahead = SearchAhead::new(Some(Arc::new(second)));
         }
@@ -95,6 +109,7 @@ impl Runtime {
             ledger,
             engine,
             poisoned: false,
+            peaks,
         })
     }
 }
@@ -104,6 +119,8 @@ impl Runtime {
 /// pass hands to a spare core (`searching-ahead`).
 struct SecondInstance {
     engine: Arc<Loaded<LedgerEnginePre<PluginState>>>,
+    /// Where the instances started here leave their peak memory.
+    peaks: Arc<LedgerPeaks>,
 }
 
 impl PartnerSearcher for SecondInstance {
@@ -113,6 +130,7 @@ impl PartnerSearcher for SecondInstance {
         search: searching_ahead::PartnerSearch,
     ) -> Pending<'static, Result<PartnerLists, String>> {
         let engine = self.engine.clone();
+        let peaks = self.peaks.clone();
         Box::pin(async move {
             let search = partners::PartnerSearch {
                 threshold: search.threshold,
@@ -131,6 +149,8 @@ impl PartnerSearcher for SecondInstance {
             })
             .await;
             let lists = sandbox.finish(&store, outcome).map_err(|e| e.to_string());
+            let peak = store.data().memory.peak;
+            peaks.second_instance.fetch_max(peak, Ordering::Relaxed);
             tracing::debug!(
                 "searched {} texts by words on a second engine instance in {:.3} s, its memory peaking at {:.1} MiB",
                 texts.len(),
@@ -158,6 +178,8 @@ macro_rules! call {
         let ($b, $store, $res) = (&s.bindings, &mut s.store, s.ledger);
         let outcome = tokio::time::timeout(wall, async { $body }).await;
         let result = sandbox.finish(&s.store, outcome);
+        let peak = s.store.data().memory.peak;
+        s.peaks.engine.fetch_max(peak, Ordering::Relaxed);
         if result.is_err() {
             s.poisoned = true;
         }
@@ -234,18 +256,12 @@ impl LedgerSession {
     /// those whose lists came back.
     pub fn searched_ahead(&self) -> (u32, u32) {
         let ahead = &self.store.data().search_ahead;
-        let count = |n: &std::sync::atomic::AtomicU32| n.load(std::sync::atomic::Ordering::Relaxed);
+        let count = |n: &std::sync::atomic::AtomicU32| n.load(Ordering::Relaxed);
         (count(&ahead.handed_over), count(&ahead.answered))
     }
 
     pub fn poisoned(&self) -> bool {
         self.poisoned
-    }
-
-    /// The largest linear memory the engine instance has grown to (wasm
-    /// memory never shrinks: the instance's peak so far).
-    pub fn peak_memory(&self) -> usize {
-        self.store.data().memory.peak
     }
 
     pub async fn recall(

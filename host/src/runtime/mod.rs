@@ -47,7 +47,9 @@ use state::PluginState;
 /// Concurrent component instances the pool holds.
 const POOL_INSTANCES: u32 = 128;
 /// Instances one tool call holds at once at most: an engine and its
-/// judge, or one backend per query variant of a search (2 to 4).
+/// judge (a sleep pass: also the judge relating ahead and the engine's
+/// second instance searching ahead), or one backend per query variant of
+/// a search (2 to 4).
 const INSTANCES_PER_CALL: u32 = 4;
 /// Instances left for what lives between calls: warm judges and ledger
 /// engines.
@@ -169,6 +171,8 @@ pub struct Runtime {
     loads: Mutex<Vec<LoadReport>>,
     /// Turns for tool calls ([`CONCURRENT_CALLS`]).
     turns: tokio::sync::Semaphore,
+    /// The largest linear memories ledger engine instances grew to.
+    pub ledger_peaks: Arc<ledger::LedgerPeaks>,
 }
 
 impl Runtime {
@@ -222,6 +226,7 @@ impl Runtime {
             plugins: Mutex::new(HashMap::new()),
             turns: tokio::sync::Semaphore::new(CONCURRENT_CALLS as usize),
             loads: Mutex::new(Vec::new()),
+            ledger_peaks: Arc::default(),
         }))
     }
 
