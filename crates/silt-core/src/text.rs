@@ -124,9 +124,30 @@ mod tests {
 /// barely see negation ("inject CoT" and "do not inject CoT" sit close),
 /// so the embedding judge and recall by meaning read polarity from words.
 pub fn negated(text: &str) -> bool {
-    text.to_lowercase()
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .any(says_not)
+    first_negation_end(text).is_some()
+}
+
+/// Where the first word of `text` that says "not" ends, if one does: a
+/// word standing alone between spaces (its punctuation trimmed), so a
+/// name that holds one is a name, not a negation. On the commit history
+/// of rust-lang/cargo, "add inherit no default features case → edit
+/// tests/…/inherit_no_default_features_2024_edition/in/Cargo.toml" read as
+/// saying not to do its sibling's action, and the lexical judge retired
+/// that sibling as a contradiction; "no-op" and "src/not_found.rs" are
+/// names too.
+pub fn first_negation_end(text: &str) -> Option<usize> {
+    let mut at = 0;
+    for token in text.split_inclusive(char::is_whitespace) {
+        let start = at;
+        at += token.len();
+        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let plain = word.chars().all(|c| c.is_alphanumeric() || c == '\'');
+        if plain && !word.is_empty() && says_not(&word.to_lowercase()) {
+            let offset = word.as_ptr() as usize - token.as_ptr() as usize;
+            return Some(start + offset + word.len());
+        }
+    }
+    None
 }
 
 /// Whether one lowercase word of an action says "not" (see [`negated`]).
@@ -190,6 +211,31 @@ mod negation_tests {
         assert!(negated("avoid global state"));
         assert!(!negated("inject explicit step-by-step CoT"));
         assert!(!negated("annotate the notes"));
+        assert!(negated("(not) the defaults"));
+        assert!(negated("never, ever"));
+    }
+
+    /// A negation inside a name (a path, an identifier, a compound) is
+    /// part of the name.
+    #[test]
+    fn a_name_holding_a_negation_is_not_one() {
+        for name in [
+            "edit tests/testsuite/cargo_add/inherit_no_default_features_2024_edition/in/Cargo.toml",
+            "use a no-op logger",
+            "open src/not_found.rs",
+            "call stop_server() first",
+            "set NO_COLOR=1",
+        ] {
+            assert!(!negated(name), "{name}");
+        }
+        assert_eq!(
+            crate::text::first_negation_end("do not inject CoT"),
+            Some(6)
+        );
+        assert_eq!(
+            crate::text::first_negation_end("edit a_no_b, not c"),
+            Some(16)
+        );
     }
 }
 

@@ -15,7 +15,7 @@ use std::rc::Rc;
 use silt_core::ledger::Params;
 use silt_core::ledger::relate::{KeptReadings, LessonWords, relation_of_words};
 use silt_core::lexical::softmax;
-use silt_core::text::{negated, numbered_words};
+use silt_core::text::{negated, numbered_words, says_not};
 use silt_core::types::{Answer, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage};
 use silt_core::validate::validate_question;
 
@@ -269,7 +269,9 @@ impl EmbeddingJudge {
     /// "testing"): the whole cosine of two templated phrases is near 1.
     ///
     /// Triggers that name different numbered things ("repo r3" / "repo
-    /// r12", "Python 3.12" / "3.13") are not the same situation (`t` = 0),
+    /// r12", "Python 3.12" / "3.13"), or of which one says "not" and the
+    /// other does not ("add the overwrite test case" / "add the not
+    /// overwrite test case"), are not the same situation (`t` = 0),
     /// whatever their cosine: the model barely sees those words.
     ///
     /// The model's answer counts as far as it reads the texts: with `w`
@@ -564,10 +566,12 @@ struct TextRead {
     readable: f64,
     /// As an action: whether it is negated.
     negated: bool,
-    /// As a trigger: its numbered words, as the id of that set in
-    /// [`WordsRead::number_sets`]: two triggers name the same numbered
-    /// things when their ids are equal (comparing the sets of strings a
-    /// pair was a tenth of the judge's time).
+    /// As a trigger: its numbered words, and whether a word of it says
+    /// "not" (names included: "inherit_no_default_features"), as the id
+    /// of that set in [`WordsRead::number_sets`]: two triggers name the
+    /// same numbered things, with the same polarity, when their ids are
+    /// equal (comparing the sets of strings a pair was a tenth of the
+    /// judge's time).
     numbered: u32,
     /// The id of [`as_compared`]`(text)` in [`WordsRead::compared`]: two
     /// texts with the same id count as the same text whatever the model
@@ -614,7 +618,12 @@ impl WordsRead {
         }
         let key: Rc<str> = Rc::from(text);
         let next = self.number_sets.len() as u32;
-        let numbered = *self.number_sets.entry(numbered_words(text)).or_insert(next);
+        let mut marks = numbered_words(text);
+        if silt_core::text::words(text).iter().any(|w| says_not(w)) {
+            // no numbered word is empty: this one marks the polarity
+            marks.insert(String::new());
+        }
+        let numbered = *self.number_sets.entry(marks).or_insert(next);
         let next = self.compared.len() as u32;
         let same = *self.compared.entry(as_compared(text)).or_insert(next);
         let read = Rc::new(TextRead {
@@ -763,8 +772,22 @@ mod cache_tests {
         assert_eq!(numbered(&mut read, "reviewing repo R3 today"), r3);
         assert_ne!(numbered(&mut read, "editing the parser in repo r12"), r3);
         assert_eq!(
-            numbered(&mut read, "no numbers here"),
+            numbered(&mut read, "few numbers here"),
             numbered(&mut read, "nor here")
+        );
+        // one says "not", even inside a name; the other does not
+        let plain = numbered(&mut read, "add the overwrite test case");
+        assert_ne!(
+            numbered(&mut read, "add the not overwrite test case"),
+            plain
+        );
+        assert_ne!(
+            numbered(&mut read, "edit inherit_no_default_features"),
+            plain
+        );
+        assert_eq!(
+            numbered(&mut read, "deploying without tests"),
+            numbered(&mut read, "deploy with no tests")
         );
         let texts: Vec<String> = (0..READINGS_KEPT + 5)
             .map(|i| format!("repo r{i}"))
@@ -773,7 +796,7 @@ mod cache_tests {
             numbered(&mut read, t);
         }
         // over the limit within a call: kept, ids still distinct
-        assert_eq!(read.texts.len(), READINGS_KEPT + 5 + 5);
+        assert_eq!(read.texts.len(), READINGS_KEPT + 5 + 10);
         assert_ne!(
             numbered(&mut read, &texts[0]),
             numbered(&mut read, &texts[READINGS_KEPT + 4])

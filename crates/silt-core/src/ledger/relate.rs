@@ -177,18 +177,16 @@ fn action_terms(prefer: &str) -> HashSet<String> {
 /// CoT, keep it terse" → inject, cot).
 fn negated_clause_terms(prefer: &str) -> HashSet<String> {
     // the words keep their case: terms() splits "CoT" as it does elsewhere
+    let Some(end) = crate::text::first_negation_end(prefer) else {
+        return HashSet::new();
+    };
     let mut clause = String::new();
-    let mut inside = false;
-    for piece in prefer.split_inclusive(|c: char| !(c.is_alphanumeric() || c == '\'')) {
+    for piece in prefer[end..].split_inclusive(|c: char| !(c.is_alphanumeric() || c == '\'')) {
         let word = piece.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '\''));
-        if inside {
-            clause.push_str(word);
-            clause.push(' ');
-            if piece.ends_with([',', ';', '.', ':', '(', ')']) {
-                break;
-            }
-        } else if crate::text::says_not(&word.to_lowercase()) {
-            inside = true;
+        clause.push_str(word);
+        clause.push(' ');
+        if piece.ends_with([',', ';', '.', ':', '(', ')']) {
+            break;
         }
     }
     action_terms(&clause)
@@ -238,7 +236,7 @@ impl WordReader {
     fn trigger(&mut self, when: &str) -> TriggerWords {
         TriggerWords {
             sets: self.vocabulary.learn(when),
-            terms: self.vocabulary.ids_of(terms(when)),
+            terms: self.vocabulary.ids_of(trigger_terms(when)),
         }
     }
 
@@ -443,14 +441,30 @@ pub fn relation_of_words(
 }
 
 /// The words by which one action restates another: a merge needs every
-/// word of one action (stopwords left out, numbers and one-letter words
-/// kept: "2 spaces" is not "4 spaces") in the other.
+/// word of one action (stopwords left out, numbers, one-letter words and
+/// words saying "not" kept: "2 spaces" is not "4 spaces") in the other.
 fn restating_words(prefer: &str) -> Vec<String> {
     crate::text::words(prefer)
         .into_iter()
-        .filter(|w| !crate::text::is_stopword(w))
+        .filter(|w| !crate::text::is_stopword(w) || crate::text::says_not(w))
         .map(|w| crate::text::stem(&w))
         .collect()
+}
+
+/// A trigger's content terms for "said again in other function words":
+/// [`terms`], and the words saying "not", which are stopwords elsewhere
+/// but not here ("add the inherit default features case" / "add the
+/// inherit no default features case", from rust-lang/cargo's history,
+/// are two situations; so are "deploying with tests" / "without tests").
+fn trigger_terms(when: &str) -> Vec<String> {
+    let mut t = terms(when);
+    t.extend(
+        crate::text::words(when)
+            .into_iter()
+            .filter(|w| crate::text::says_not(w))
+            .map(|w| crate::text::stem(&w)),
+    );
+    t
 }
 
 /// The most probable relation under [`lexical_relation`].
@@ -521,6 +535,36 @@ mod tests {
             ),
             Decision::Apply(Verdict::Merge)
         );
+    }
+
+    /// Two lessons from rust-lang/cargo's history: one test case with
+    /// default features, one without. The "no" inside a path names a
+    /// file, not a contradiction, and the "no" in a trigger is another
+    /// situation, not a restatement: neither may retire the other.
+    #[test]
+    fn a_negation_inside_a_name_neither_contradicts_nor_merges() {
+        let p = Params::default();
+        let with = Lesson {
+            when: "test(add): add inherit default features case",
+            prefer: "edit tests/testsuite/cargo_add/inherit_default_features_2024_edition/in/Cargo.toml",
+        };
+        let without = Lesson {
+            when: "test(add): add inherit no default features case",
+            prefer: "edit tests/testsuite/cargo_add/inherit_no_default_features_2024_edition/in/Cargo.toml",
+        };
+        let r = lexical_relation(&with, &without, &p);
+        assert_eq!(r[1], 0.0, "{r:?}");
+        assert!(r[0] < p.destructive_margin, "{r:?}");
+        assert!(!matches!(
+            decide(&r, p.destructive_margin),
+            Decision::Apply(Verdict::Merge | Verdict::Contradict)
+        ));
+        // a trigger said again in other function words still merges
+        let again = Lesson {
+            when: "test(add): add the inherit default features case",
+            prefer: with.prefer,
+        };
+        assert_eq!(lexical_verdict(&with, &again, &p), Verdict::Merge);
     }
 
     #[test]
