@@ -150,6 +150,18 @@ pub fn first_negation_end(text: &str) -> Option<usize> {
     None
 }
 
+/// Whether any word of `text` says "not", names included
+/// ("inherit_no_default_features", "don't"): what makes two triggers
+/// otherwise said alike two situations. [`negated`] reads only words
+/// standing alone, since an action that names such a thing does not say
+/// not to do anything.
+pub fn says_not_anywhere(text: &str) -> bool {
+    text.split_whitespace().any(|token| {
+        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        says_not(&word.to_lowercase()) || words(word).iter().any(|w| says_not(w))
+    })
+}
+
 /// Whether one lowercase word of an action says "not" (see [`negated`]).
 pub fn says_not(word: &str) -> bool {
     matches!(
@@ -236,6 +248,11 @@ mod negation_tests {
             crate::text::first_negation_end("edit a_no_b, not c"),
             Some(16)
         );
+        use crate::text::says_not_anywhere;
+        assert!(says_not_anywhere("tests don't pass"));
+        assert!(says_not_anywhere("add inherit_no_default_features"));
+        assert!(says_not_anywhere("deploying without tests"));
+        assert!(!says_not_anywhere("add inherit_default_features"));
     }
 }
 

@@ -15,7 +15,7 @@ use std::rc::Rc;
 use silt_core::ledger::Params;
 use silt_core::ledger::relate::{KeptReadings, LessonWords, relation_of_words};
 use silt_core::lexical::softmax;
-use silt_core::text::{negated, numbered_words, says_not};
+use silt_core::text::{negated, numbered_words, says_not_anywhere};
 use silt_core::types::{Answer, Item, Judge, JudgeError, JudgeInfo, Question, Response, Usage};
 use silt_core::validate::validate_question;
 
@@ -619,7 +619,7 @@ impl WordsRead {
         let key: Rc<str> = Rc::from(text);
         let next = self.number_sets.len() as u32;
         let mut marks = numbered_words(text);
-        if silt_core::text::words(text).iter().any(|w| says_not(w)) {
+        if says_not_anywhere(text) {
             // no numbered word is empty: this one marks the polarity
             marks.insert(String::new());
         }
@@ -789,6 +789,10 @@ mod cache_tests {
             numbered(&mut read, "deploying without tests"),
             numbered(&mut read, "deploy with no tests")
         );
+        assert_eq!(
+            numbered(&mut read, "when tests don't pass"),
+            numbered(&mut read, "deploy with no tests")
+        );
         let texts: Vec<String> = (0..READINGS_KEPT + 5)
             .map(|i| format!("repo r{i}"))
             .collect();
@@ -796,7 +800,7 @@ mod cache_tests {
             numbered(&mut read, t);
         }
         // over the limit within a call: kept, ids still distinct
-        assert_eq!(read.texts.len(), READINGS_KEPT + 5 + 10);
+        assert_eq!(read.texts.len(), READINGS_KEPT + 5 + 11);
         assert_ne!(
             numbered(&mut read, &texts[0]),
             numbered(&mut read, &texts[READINGS_KEPT + 4])

@@ -185,7 +185,9 @@ fn negated_clause_terms(prefer: &str) -> HashSet<String> {
         let word = piece.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '\''));
         clause.push_str(word);
         clause.push(' ');
-        if piece.ends_with([',', ';', '.', ':', '(', ')']) {
+        // the clause ends at its punctuation, not at the negation's own
+        // ("avoid: eval", "never, ever inject CoT")
+        if !clause.trim().is_empty() && piece.ends_with([',', ';', '.', ':', '(', ')']) {
             break;
         }
     }
@@ -441,12 +443,12 @@ pub fn relation_of_words(
 }
 
 /// The words by which one action restates another: a merge needs every
-/// word of one action (stopwords left out, numbers, one-letter words and
-/// words saying "not" kept: "2 spaces" is not "4 spaces") in the other.
+/// word of one action (stopwords left out, numbers and one-letter words
+/// kept: "2 spaces" is not "4 spaces") in the other.
 fn restating_words(prefer: &str) -> Vec<String> {
     crate::text::words(prefer)
         .into_iter()
-        .filter(|w| !crate::text::is_stopword(w) || crate::text::says_not(w))
+        .filter(|w| !crate::text::is_stopword(w))
         .map(|w| crate::text::stem(&w))
         .collect()
 }
@@ -458,12 +460,10 @@ fn restating_words(prefer: &str) -> Vec<String> {
 /// are two situations; so are "deploying with tests" / "without tests").
 fn trigger_terms(when: &str) -> Vec<String> {
     let mut t = terms(when);
-    t.extend(
-        crate::text::words(when)
-            .into_iter()
-            .filter(|w| crate::text::says_not(w))
-            .map(|w| crate::text::stem(&w)),
-    );
+    if crate::text::says_not_anywhere(when) {
+        // one mark whichever word says it: "without" and "with no" agree
+        t.push("not".to_string());
+    }
     t
 }
 
@@ -615,6 +615,11 @@ mod tests {
 
     #[test]
     fn the_negated_clause_ends_with_its_clause() {
+        assert_eq!(
+            negated_clause_terms("never, ever inject CoT"),
+            negated_clause_terms("never ever inject CoT")
+        );
+        assert!(!negated_clause_terms("Avoid: eval").is_empty());
         let t = negated_clause_terms("do not inject CoT, keep it terse");
         assert_eq!(t, action_terms("inject CoT"));
         assert_eq!(t.len(), 2, "{t:?}");

@@ -492,6 +492,10 @@ struct Judged {
     judging: Duration,
     /// Pairs related ahead ([`Judged::start`], [`Judged::prepare`]).
     ahead: usize,
+    /// Whether the judge may still relate in the background: once it
+    /// says it cannot, this pass stops offering (each offer sends a
+    /// chunk's lessons across the boundary for nothing).
+    background: bool,
 }
 
 /// What a pass knows of a pair of texts.
@@ -548,6 +552,7 @@ impl Judged {
             this_round: Vec::new(),
             judging: Duration::ZERO,
             ahead: 0,
+            background: true,
         }
     }
 
@@ -573,13 +578,28 @@ impl Judged {
         if new.is_empty() {
             return None;
         }
-        let call = ask_ahead(ledger, judge, &new)?;
+        let call = self.ask_ahead(ledger, judge, &new)?;
         // asked until `finish` rules on them: a later call leaves them out
         // (a pass ends with an error if the call fails)
         for key in asked {
             self.known.insert(key, Known::Asked);
         }
         Some(Ahead { call, pairs: new })
+    }
+
+    /// [`ask_ahead`], while the judge has not said it cannot.
+    fn ask_ahead(
+        &mut self,
+        ledger: &Ledger,
+        judge: &mut dyn RelationJudge,
+        pairs: &[(usize, usize)],
+    ) -> Option<u64> {
+        if !self.background {
+            return None;
+        }
+        let call = ask_ahead(ledger, judge, pairs);
+        self.background = call.is_some();
+        call
     }
 
     /// Waits for the relations `ahead` started and keeps their rulings.
@@ -662,7 +682,7 @@ impl Judged {
             .collect();
         let call = match asked.is_empty() {
             true => None,
-            false => ask_ahead(ledger, judge, &asked),
+            false => self.ask_ahead(ledger, judge, &asked),
         };
         match call {
             // a chunk prepared before this one completes leaves them out
@@ -1921,6 +1941,37 @@ mod meaning_tests {
         assert_eq!(most, Some(1), "a pair was judged {most:?} times");
     }
 
+    /// Relates like [`LexicalRelations`] and declines every offer to
+    /// relate in the background, counting them.
+    struct Declines(LexicalRelations, usize);
+
+    impl RelationJudge for Declines {
+        fn relate(&mut self, pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<Relation>, String> {
+            self.0.relate(pairs)
+        }
+
+        fn start(&mut self, _lessons: &[Lesson<'_>], _pairs: &[(u32, u32)]) -> Option<u64> {
+            self.1 += 1;
+            None
+        }
+    }
+
+    /// A judge that cannot relate in the background is offered it once a
+    /// pass, not once a chunk, and the pass is the one it makes relating
+    /// every pair as it needs it.
+    #[test]
+    fn a_judge_that_declines_to_relate_ahead_is_offered_once_a_pass() {
+        let mut plain = agents_with_vectors();
+        let lexical = || LexicalRelations(Params::default());
+        let (report, events) = sleep(&mut plain, &mut lexical(), &mut ids(), NOW).unwrap();
+        let mut l = agents_with_vectors();
+        let mut declines = Declines(lexical(), 0);
+        let (got, got_events) = sleep(&mut l, &mut declines, &mut ids(), NOW).unwrap();
+        assert_eq!(declines.1, 1);
+        assert_eq!(got, report);
+        assert_eq!(got_events, events);
+    }
+
     /// A judge that fails the call it started fails the pass, before any
     /// lesson is touched.
     #[test]
@@ -1956,10 +2007,11 @@ mod meaning_tests {
         Nothing,
     }
 
-    /// Searches by words on a thread of its own, as a host with a core to
-    /// spare does, and hands back what [`Handed`] says.
+    /// Searches by words when started, as a host with a core to spare
+    /// does meanwhile (no thread: these tests run as wasm too), and hands
+    /// back what [`Handed`] says.
     struct Threaded {
-        running: Vec<Option<std::thread::JoinHandle<PartnerLists>>>,
+        running: Vec<Option<PartnerLists>>,
         texts: usize,
         handed: Handed,
         not_taken: Vec<String>,
@@ -1967,21 +2019,14 @@ mod meaning_tests {
 
     impl SpareCore for Threaded {
         fn start_partner_lists(&mut self, texts: &[&str], search: PartnerSearch) -> Option<u64> {
-            let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
             self.texts += texts.len();
-            self.running.push(Some(std::thread::spawn(move || {
-                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-                search.lists(&texts)
-            })));
+            self.running.push(Some(search.lists(texts)));
             Some(self.running.len() as u64 - 1)
         }
 
         fn finish_partner_lists(&mut self, call: u64) -> Result<PartnerLists, String> {
             let running = self.running[call as usize].take();
-            let mut lists = running
-                .ok_or(format!("search {call} finished twice"))?
-                .join()
-                .map_err(|_| "the search panicked".to_string())?;
+            let mut lists = running.ok_or(format!("search {call} finished twice"))?;
             match self.handed {
                 Handed::Found => {}
                 Handed::Fails => return Err("the spare core stopped".into()),
