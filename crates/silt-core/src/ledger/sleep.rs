@@ -200,8 +200,9 @@ pub fn sleep_staged(
     Ok((report, events))
 }
 
-/// Pairs judged per call of the judge, so memory holds one chunk's lessons
-/// at a time however many candidates a dense ledger has.
+/// Pairs judged per call of the judge, so memory holds a few chunks'
+/// lessons at a time ([`CHUNKS_AHEAD`]) however many candidates a dense
+/// ledger has.
 const JUDGE_CHUNK: usize = 16384;
 
 /// Chunks of a round prepared (their new pairs sent to the judge) before
@@ -587,7 +588,9 @@ impl Judged {
         Some(Ahead { call, pairs: new })
     }
 
-    /// [`ask_ahead`], while the judge has not said it cannot.
+    /// Starts relating `pairs` in the background, while the judge has not
+    /// said it cannot: each lesson crosses once, the pairs as indices
+    /// into them.
     fn ask_ahead(
         &mut self,
         ledger: &Ledger,
@@ -597,7 +600,20 @@ impl Judged {
         if !self.background {
             return None;
         }
-        let call = ask_ahead(ledger, judge, pairs);
+        let mut place: HashMap<usize, u32> = HashMap::default();
+        let mut lessons = Vec::new();
+        let mut index = |i: usize| {
+            *place.entry(i).or_insert_with(|| {
+                let e = &ledger.entries[i];
+                lessons.push(Lesson {
+                    when: &e.when,
+                    prefer: &e.prefer,
+                });
+                lessons.len() as u32 - 1
+            })
+        };
+        let indices: Vec<(u32, u32)> = pairs.iter().map(|&(a, b)| (index(a), index(b))).collect();
+        let call = judge.start(&lessons, &indices);
         self.background = call.is_some();
         call
     }
@@ -610,11 +626,24 @@ impl Judged {
         ahead: Ahead,
     ) -> Result<(), String> {
         let waiting = Instant::now();
-        let relations = judge.finish(ahead.call)?;
+        let taken = self.take(ledger, judge, ahead.call, &ahead.pairs);
         self.judging += waiting.elapsed();
-        one_per_pair(&relations, &ahead.pairs)?;
-        self.ahead += ahead.pairs.len();
-        self.keep(ledger, &ahead.pairs, &relations);
+        taken
+    }
+
+    /// Waits for the background call relating `pairs` and keeps their
+    /// rulings.
+    fn take(
+        &mut self,
+        ledger: &Ledger,
+        judge: &mut dyn RelationJudge,
+        call: u64,
+        pairs: &[(usize, usize)],
+    ) -> Result<(), String> {
+        let relations = judge.finish(call)?;
+        one_per_pair(&relations, pairs)?;
+        self.ahead += pairs.len();
+        self.keep(ledger, pairs, &relations);
         Ok(())
     }
 
@@ -718,10 +747,7 @@ impl Judged {
     ) -> Result<Ruled, String> {
         let asking = Instant::now();
         if let Some(call) = chunk.call {
-            let relations = judge.finish(call)?;
-            one_per_pair(&relations, &chunk.asked)?;
-            self.ahead += chunk.asked.len();
-            self.keep(ledger, &chunk.asked, &relations);
+            self.take(ledger, judge, call, &chunk.asked)?;
         }
         let active = |i: usize| ledger.entries[i].status == Status::Active;
         let (pairs, found): (Vec<_>, Vec<_>) = chunk
@@ -773,29 +799,6 @@ fn live_pairs(ledger: &Ledger, chunk: &[(usize, usize)]) -> Vec<(usize, usize)> 
         .copied()
         .filter(|&(a, b)| active(a) && active(b))
         .collect()
-}
-
-/// Starts relating `pairs` in the background where the judge can: each
-/// lesson crosses once, the pairs as indices into them.
-fn ask_ahead(
-    ledger: &Ledger,
-    judge: &mut dyn RelationJudge,
-    pairs: &[(usize, usize)],
-) -> Option<u64> {
-    let mut place: HashMap<usize, u32> = HashMap::default();
-    let mut lessons = Vec::new();
-    let mut index = |i: usize| {
-        *place.entry(i).or_insert_with(|| {
-            let e = &ledger.entries[i];
-            lessons.push(Lesson {
-                when: &e.when,
-                prefer: &e.prefer,
-            });
-            lessons.len() as u32 - 1
-        })
-    };
-    let indices: Vec<(u32, u32)> = pairs.iter().map(|&(a, b)| (index(a), index(b))).collect();
-    judge.start(&lessons, &indices)
 }
 
 /// The judge's relations for `pairs`, in order.
