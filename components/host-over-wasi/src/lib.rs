@@ -14,8 +14,8 @@ wit_bindgen::generate!({
     inline: "package silt:standalone; world host-over-wasi {
         include silt:host/host-over-wasi@0.2.0;
         export silt:embed/embed@0.2.2;
-        export silt:ledger/relating-ahead@0.6.0;
-        export silt:ledger/searching-ahead@0.6.0;
+        export silt:ledger/relating-ahead@0.7.0;
+        export silt:ledger/searching-ahead@0.7.0;
     }",
     path: ["../../wit/judge", "../../wit/host", "../../wit/embed", "../../wit/ledger"],
     world: "silt:standalone/host-over-wasi",
@@ -87,6 +87,16 @@ export!(HostOverWasi);
 
 impl searching_ahead::Guest for HostOverWasi {
     type PendingSearch = NeverStarted;
+    type PendingNear = NeverStarted;
+
+    fn start_near(
+        _rows: Vec<i8>,
+        _dim: u32,
+        _cut: f64,
+        _per_row: u32,
+    ) -> Option<searching_ahead::PendingNear> {
+        None
+    }
 
     fn start_partners(
         _texts: Vec<String>,
@@ -99,5 +109,15 @@ impl searching_ahead::Guest for HostOverWasi {
 impl searching_ahead::GuestPendingSearch for NeverStarted {
     fn finish(_call: searching_ahead::PendingSearch) -> Result<Vec<Vec<(u32, f64)>>, String> {
         Err("nothing is searched ahead over plain WASI".into())
+    }
+}
+
+impl searching_ahead::GuestPendingNear for NeverStarted {
+    fn finish(_call: searching_ahead::PendingNear) -> Result<Vec<(u32, u32)>, String> {
+        Err("nothing is searched ahead over plain WASI".into())
+    }
+
+    fn take_back(&self) -> bool {
+        true
     }
 }

@@ -103,6 +103,7 @@ impl core::relate::RelationJudge for ImportedRelations {
 #[derive(Default)]
 struct ImportedSpareCore {
     started: HashMap<u64, silt::ledger::searching_ahead::PendingSearch>,
+    near: HashMap<u64, silt::ledger::searching_ahead::PendingNear>,
     next: u64,
 }
 
@@ -136,12 +137,42 @@ impl core::spare_core::SpareCore for ImportedSpareCore {
         silt::ledger::searching_ahead::PendingSearch::finish(pending)
     }
 
+    fn start_pairs_near(
+        &mut self,
+        rows: &core::rows::Rows,
+        cut: f64,
+        per_row: usize,
+    ) -> Option<u64> {
+        let dim = u32::try_from(rows.dim).ok()?;
+        let per_row = per_row.min(u32::MAX as usize) as u32;
+        let pending = silt::ledger::searching_ahead::start_near(rows.stored(), dim, cut, per_row)?;
+        self.next += 1;
+        self.near.insert(self.next, pending);
+        Some(self.next)
+    }
+
+    fn take_back_pairs_near(&mut self, call: u64) -> bool {
+        let taken = self.near.get(&call).is_some_and(|p| p.take_back());
+        if taken {
+            self.near.remove(&call);
+        }
+        taken
+    }
+
+    fn finish_pairs_near(&mut self, call: u64) -> Result<Vec<(u32, u32)>, String> {
+        let pending = self
+            .near
+            .remove(&call)
+            .ok_or_else(|| format!("no search {call} was started"))?;
+        silt::ledger::searching_ahead::PendingNear::finish(pending)
+    }
+
     fn not_taken(&mut self, why: &str) {
         // the pass searched itself: the same answer, later
         silt::host::log::log(
             silt::host::log::Level::Warn,
             &format!(
-                "the search by words handed to a spare core was not taken ({why}); searched here instead"
+                "a search handed to a spare core was not taken ({why}); searched here instead"
             ),
         );
     }
@@ -609,6 +640,16 @@ impl exports::silt::ledger::partners::Guest for Component {
             max_checks: search.max_checks.map(|c| c as usize),
         };
         search.lists(&texts)
+    }
+
+    fn near(rows: Vec<i8>, dim: u32, cut: f64, per_row: u32) -> Vec<(u32, u32)> {
+        let Some(rows) = core::rows::Rows::from_stored(dim as usize, rows) else {
+            return vec![];
+        };
+        core::meaning::pairs_near(&rows, cut, per_row as usize)
+            .into_iter()
+            .map(|(i, j)| (i as u32, j as u32))
+            .collect()
     }
 }
 

@@ -456,10 +456,18 @@ impl LedgerService {
         judged: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<(SleepReport, Change), CallError> {
         let keeper: Arc<dyn VectorKeeper> = snapshot.vectors.clone();
+        let started = std::time::Instant::now();
         let mut session = runtime
             .open_ledger(&snapshot.judge, &snapshot.params, Some(keeper))
             .await?;
+        let opened = started.elapsed();
         session.sync(&snapshot.rows).await?;
+        tracing::debug!(
+            "sleep apart: engine opened in {:.3} s, {} rows synced in {:.3} s",
+            opened.as_secs_f64(),
+            snapshot.rows.len(),
+            (started.elapsed() - opened).as_secs_f64()
+        );
         session.sleep(now, judged).await
     }
 

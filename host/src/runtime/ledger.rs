@@ -123,42 +123,94 @@ struct SecondInstance {
     peaks: Arc<LedgerPeaks>,
 }
 
+/// One call of the engine's `partners` on a fresh instance.
+type PartnersCall<T> = Box<
+    dyn for<'a> FnOnce(
+            &'a LedgerEngine,
+            &'a mut Store<PluginState>,
+        ) -> Pending<'a, wasmtime::Result<T>>
+        + Send,
+>;
+
+impl SecondInstance {
+    /// Runs `call` on a new instance within the manifest's limits, and
+    /// logs `what` it searched, in how long and at what memory peak.
+    fn run<T: Send + 'static>(
+        &self,
+        what: String,
+        call: PartnersCall<T>,
+    ) -> Pending<'static, Result<T, String>> {
+        let engine = self.engine.clone();
+        let peaks = self.peaks.clone();
+        Box::pin(async move {
+            let sandbox = engine.sandbox();
+            let mut store = sandbox.store().map_err(|e| e.to_string())?;
+            let started = std::time::Instant::now();
+            let outcome = tokio::time::timeout(sandbox.wall(), async {
+                let bindings = engine.pre.instantiate_async(&mut store).await?;
+                call(&bindings, &mut store).await
+            })
+            .await;
+            let found = sandbox.finish(&store, outcome).map_err(|e| e.to_string());
+            let peak = store.data().memory.peak;
+            peaks.second_instance.fetch_max(peak, Ordering::Relaxed);
+            tracing::debug!(
+                "searched {what} on a second engine instance in {:.3} s, its memory peaking at {:.1} MiB",
+                started.elapsed().as_secs_f64(),
+                peak as f64 / (1 << 20) as f64
+            );
+            found
+        })
+    }
+}
+
 impl PartnerSearcher for SecondInstance {
     fn strongest(
         &self,
         texts: Vec<String>,
         search: searching_ahead::PartnerSearch,
     ) -> Pending<'static, Result<PartnerLists, String>> {
-        let engine = self.engine.clone();
-        let peaks = self.peaks.clone();
-        Box::pin(async move {
-            let search = partners::PartnerSearch {
-                threshold: search.threshold,
-                keep: search.keep,
-                max_checks: search.max_checks,
-            };
-            let sandbox = engine.sandbox();
-            let mut store = sandbox.store().map_err(|e| e.to_string())?;
-            let started = std::time::Instant::now();
-            let outcome = tokio::time::timeout(sandbox.wall(), async {
-                let bindings = engine.pre.instantiate_async(&mut store).await?;
-                bindings
-                    .silt_ledger_partners()
-                    .call_strongest(&mut store, &texts, search)
-                    .await
-            })
-            .await;
-            let lists = sandbox.finish(&store, outcome).map_err(|e| e.to_string());
-            let peak = store.data().memory.peak;
-            peaks.second_instance.fetch_max(peak, Ordering::Relaxed);
-            tracing::debug!(
-                "searched {} texts by words on a second engine instance in {:.3} s, its memory peaking at {:.1} MiB",
-                texts.len(),
-                started.elapsed().as_secs_f64(),
-                store.data().memory.peak as f64 / (1 << 20) as f64
-            );
-            lists
-        })
+        let search = partners::PartnerSearch {
+            threshold: search.threshold,
+            keep: search.keep,
+            max_checks: search.max_checks,
+        };
+        let what = format!("{} texts by words", texts.len());
+        self.run(
+            what,
+            Box::new(move |bindings, store| {
+                Box::pin(async move {
+                    bindings
+                        .silt_ledger_partners()
+                        .call_strongest(store, &texts, search)
+                        .await
+                })
+            }),
+        )
+    }
+
+    fn near(
+        &self,
+        rows: Vec<i8>,
+        dim: u32,
+        cut: f64,
+        per_row: u32,
+    ) -> Pending<'static, Result<Vec<(u32, u32)>, String>> {
+        let what = format!(
+            "{} rows by meaning",
+            rows.len().checked_div(dim as usize).unwrap_or(0)
+        );
+        self.run(
+            what,
+            Box::new(move |bindings, store| {
+                Box::pin(async move {
+                    bindings
+                        .silt_ledger_partners()
+                        .call_near(store, &rows, dim, cut, per_row)
+                        .await
+                })
+            }),
+        )
     }
 }
 
@@ -252,12 +304,16 @@ impl LedgerSession {
         self.store.data_mut().search_ahead = SearchAhead::new(None);
     }
 
-    /// Searches this session's engine handed to a second instance, and
-    /// those whose lists came back.
-    pub fn searched_ahead(&self) -> (u32, u32) {
+    /// Searches this session's engine handed to a second instance, those
+    /// whose answers came back, and those it took back before they began.
+    pub fn searched_ahead(&self) -> (u32, u32, u32) {
         let ahead = &self.store.data().search_ahead;
         let count = |n: &std::sync::atomic::AtomicU32| n.load(Ordering::Relaxed);
-        (count(&ahead.handed_over), count(&ahead.answered))
+        (
+            count(&ahead.handed_over),
+            count(&ahead.answered),
+            count(&ahead.taken_back),
+        )
     }
 
     pub fn poisoned(&self) -> bool {

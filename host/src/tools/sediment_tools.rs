@@ -577,6 +577,7 @@ impl LedgerTools {
         judged: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<(SleepReport, Vec<Value>), String> {
         for _ in 0..SLEEP_ATTEMPTS {
+            let started = std::time::Instant::now();
             let snapshot = self
                 .service()
                 .await?
@@ -585,10 +586,12 @@ impl LedgerTools {
             if let Some(j) = &judged {
                 j.store(0, std::sync::atomic::Ordering::Relaxed);
             }
+            let read = started.elapsed();
             let (report, change) =
                 LedgerService::sleep_apart(&self.runtime, &snapshot, now, judged.clone())
                     .await
                     .map_err(|e| e.to_string())?;
+            let slept = started.elapsed();
             let mut service = self.service().await?;
             match service
                 .commit_sleep(&snapshot, &change)
@@ -596,6 +599,13 @@ impl LedgerTools {
             {
                 SleepCommit::Done(events) => {
                     let steps = undoable(&events, service.store.last_event_seqs());
+                    // the pass's own stages are logged by the engine
+                    tracing::debug!(
+                        "sleep apart: read {:.3} s, engine {:.3} s, write {:.3} s",
+                        read.as_secs_f64(),
+                        (slept - read).as_secs_f64(),
+                        (started.elapsed() - slept).as_secs_f64()
+                    );
                     return Ok((report, steps));
                 }
                 SleepCommit::Stale => continue,

@@ -708,3 +708,23 @@ async fn relations_by_index_do_not_depend_on_how_lessons_are_shared() {
         );
     }
 }
+
+/// With a judge that gives vectors, the sleep pass also hands the trigger
+/// view's search by meaning to a second instance (while it searches the
+/// whole-lesson view itself), and still makes the pass it makes on one
+/// core.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sleep_pass_searches_by_meaning_on_a_second_instance() {
+    require("potion");
+    // 5,000 lessons: their distinct triggers and their rows by meaning
+    // are both more than the host hands over from
+    let handed = crate::runtime::sleeps_alike_on_one_core_and_two("embedding-static", 5_000).await;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // by words (triggers) and by meaning (the trigger view), the second
+    // answered or, when the engine finished its own view before the
+    // second instance reached it, taken back
+    let (handed_over, answered, taken_back) = handed;
+    assert_eq!(handed_over, if cores >= 2 { 2 } else { 0 }, "{handed:?}");
+    assert_eq!(answered + taken_back, handed_over, "{handed:?}");
+    assert!(taken_back <= 1, "{handed:?}");
+}

@@ -402,21 +402,43 @@ impl Views {
     /// Pairs near by trigger, each among its rows' `per_row` nearest,
     /// sorted, each once.
     pub fn trigger_pairs(&self, per_row: usize) -> Vec<(usize, usize)> {
-        sorted_pairs(near_pairs(&self.trigger, self.cuts.trigger, per_row))
+        pairs_near(&self.trigger, self.cuts.trigger, per_row)
     }
 
     /// Pairs near by whole lesson, as [`Views::trigger_pairs`].
     pub fn lesson_pairs(&self, per_row: usize) -> Vec<(usize, usize)> {
-        sorted_pairs(near_pairs(&self.lesson, self.cuts.lesson, per_row))
+        pairs_near(&self.lesson, self.cuts.lesson, per_row)
     }
 }
 
-/// `(i, j)` of each near pair, sorted, each once.
-fn sorted_pairs(near: Vec<(usize, usize, f64)>) -> Vec<(usize, usize)> {
-    let mut pairs: Vec<(usize, usize)> = near.into_iter().map(|(i, j, _)| (i, j)).collect();
+/// `(i, j)` of each of [`near_pairs`], sorted, each once: one view's
+/// search, as a function of its rows alone (what a second instance runs
+/// for the pass, see [`super::spare_core`]).
+pub fn pairs_near(rows: &Rows, cut: f64, per_row: usize) -> Vec<(usize, usize)> {
+    let mut pairs: Vec<(usize, usize)> = near_pairs(rows, cut, per_row)
+        .into_iter()
+        .map(|(i, j, _)| (i, j))
+        .collect();
     pairs.sort_unstable();
     pairs.dedup();
     pairs
+}
+
+/// Whether `pairs` could be [`pairs_near`] of `rows` rows: each i < j <
+/// `rows`, strictly increasing. Pairs handed back by another instance
+/// are checked before use, so a wrong answer cannot point a verdict at a
+/// lesson it never compared.
+pub fn check_pairs(rows: usize, pairs: &[(u32, u32)]) -> Result<(), String> {
+    if let Some(&(i, j)) = pairs.iter().find(|&&(i, j)| i >= j || j as usize >= rows) {
+        return Err(format!("pair ({i}, {j}) is not of two of {rows} rows"));
+    }
+    if let Some(w) = pairs.windows(2).find(|w| w[0] >= w[1]) {
+        return Err(format!(
+            "pairs ({}, {}) and ({}, {}) are out of order",
+            w[0].0, w[0].1, w[1].0, w[1].1
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -70,6 +70,18 @@ impl Rows {
         debug_assert_eq!(v.len(), self.dim);
         self.data.extend_from_slice(v);
     }
+
+    /// Every row's stored bytes, one row after another: what
+    /// [`Rows::from_stored`] takes back (rows handed to another instance).
+    pub fn stored(&self) -> &[i8] {
+        &self.data
+    }
+
+    /// Rows of `dim` stored bytes each, from [`Rows::stored`]; None when
+    /// `dim` is 0 or does not divide the bytes.
+    pub fn from_stored(dim: usize, data: Vec<i8>) -> Option<Rows> {
+        (dim > 0 && data.len().is_multiple_of(dim)).then_some(Rows { dim, data })
+    }
 }
 
 /// The cosine of two stored rows.

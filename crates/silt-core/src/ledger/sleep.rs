@@ -16,6 +16,7 @@ use super::abstraction::{abstract_parent, parent_trigger_of, trigger_words};
 use super::candidates::{MAX_PARTNERS, PartnerGroups, PartnerSearch};
 use super::entry::{Entry, Status};
 use super::events::Event;
+use super::meaning::check_pairs;
 use super::ops::Ledger;
 use super::relate::{Decision, Lesson, Relation, RelationJudge, Verdict, decide};
 use super::spare_core::{NoSpareCore, SpareCore};
@@ -108,7 +109,7 @@ pub fn sleep_staged(
     // start, while this thread searches by meaning
     let by_words = Partners::start(ledger, spare);
     let mut ahead = Vec::new();
-    let by_meaning = pairs_by_meaning(ledger, |pairs| {
+    let by_meaning = pairs_by_meaning(ledger, spare, |pairs| {
         ahead.extend(judged.start(ledger, judge, pairs));
     });
     lap(stage, "meaning", &[("pairs", by_meaning.len())]);
@@ -441,9 +442,11 @@ fn merge_sorted(
 /// judge has given vectors for all of them: each lesson's
 /// [`MAX_PARTNERS`] nearest by trigger and by whole lesson, sorted, each
 /// once. (Near actions are [`Partners`]' to pair.) Each view's pairs go to
-/// `found` as soon as they are known, sorted, each once.
+/// `found` as soon as they are known, sorted, each once. One view may be
+/// searched on `spare`'s core while this thread searches the other.
 fn pairs_by_meaning(
     ledger: &Ledger,
+    spare: &mut dyn SpareCore,
     mut found: impl FnMut(&[(usize, usize)]),
 ) -> Vec<(usize, usize)> {
     let active: Vec<usize> = (0..ledger.entries.len())
@@ -462,10 +465,45 @@ fn pairs_by_meaning(
             .map(|(i, j)| (active[i], active[j]))
             .collect()
     };
-    let by_trigger = entries(views.trigger_pairs(MAX_PARTNERS));
-    found(&by_trigger);
-    let by_lesson = entries(views.lesson_pairs(MAX_PARTNERS));
-    found(&by_lesson);
+    // the trigger view is searched on the spare core where the host has
+    // one (after the searches by words, which started first), while this
+    // thread searches the whole-lesson view, and here if that core has
+    // not reached it by then (a dense text's search by words takes longer
+    // than a view: 3 s against 1.5 s on 100k `agents` lessons)
+    let cut = views.cuts.trigger;
+    let (by_trigger, by_lesson) = match spare.start_pairs_near(&views.trigger, cut, MAX_PARTNERS) {
+        None => {
+            let by_trigger = entries(views.trigger_pairs(MAX_PARTNERS));
+            found(&by_trigger);
+            let by_lesson = entries(views.lesson_pairs(MAX_PARTNERS));
+            found(&by_lesson);
+            (by_trigger, by_lesson)
+        }
+        Some(call) => {
+            let by_lesson = entries(views.lesson_pairs(MAX_PARTNERS));
+            found(&by_lesson);
+            let handed = match spare.take_back_pairs_near(call) {
+                true => Err(None),
+                false => spare.finish_pairs_near(call).map_err(Some),
+            };
+            let handed = handed.and_then(|pairs| {
+                check_pairs(views.trigger.len(), &pairs).map_err(Some)?;
+                Ok(pairs
+                    .into_iter()
+                    .map(|(i, j)| (i as usize, j as usize))
+                    .collect())
+            });
+            // a search taken back is no failure: nothing to say
+            let by_trigger = entries(handed.unwrap_or_else(|why| {
+                if let Some(why) = why {
+                    spare.not_taken(&why);
+                }
+                views.trigger_pairs(MAX_PARTNERS)
+            }));
+            found(&by_trigger);
+            (by_trigger, by_lesson)
+        }
+    };
     merge_sorted(&by_trigger, by_lesson.into_iter())
 }
 
@@ -1994,29 +2032,35 @@ mod meaning_tests {
     }
 
     use crate::ledger::candidates::PartnerLists;
+    use crate::ledger::rows::Rows;
 
     /// What [`Threaded`] hands back for each search.
     #[derive(Debug, Clone, Copy, PartialEq)]
     enum Handed {
-        /// The lists its thread found.
+        /// The lists or pairs its thread found.
         Found,
         /// An error, as a host whose helper failed says.
         Fails,
-        /// One list short.
+        /// One list short; pairs out of order.
         Short,
-        /// A partner past the last text.
+        /// A partner past the last text; a pair past the last row.
         OutOfRange,
-        /// Lists that fit but are all empty (none found).
+        /// Lists that fit but are all empty; no pairs (none found).
         Nothing,
     }
 
-    /// Searches by words when started, as a host with a core to spare
-    /// does meanwhile (no thread: these tests run as wasm too), and hands
-    /// back what [`Handed`] says.
+    /// Searches by words and by meaning when started, as a host with a
+    /// core to spare does meanwhile (no thread: these tests run as wasm
+    /// too), and hands back what [`Handed`] says.
     struct Threaded {
         running: Vec<Option<PartnerLists>>,
         texts: usize,
+        near: Vec<Option<Vec<(u32, u32)>>>,
+        rows: usize,
         handed: Handed,
+        /// Whether the search by meaning is still waiting when the pass
+        /// would take it back.
+        not_begun: bool,
         not_taken: Vec<String>,
     }
 
@@ -2042,19 +2086,48 @@ mod meaning_tests {
             Ok(lists)
         }
 
+        fn start_pairs_near(&mut self, rows: &Rows, cut: f64, per_row: usize) -> Option<u64> {
+            self.rows += rows.len();
+            let pairs = crate::ledger::meaning::pairs_near(rows, cut, per_row);
+            let pairs = pairs.into_iter().map(|(i, j)| (i as u32, j as u32));
+            self.near.push(Some(pairs.collect()));
+            Some(self.near.len() as u64 - 1)
+        }
+
+        fn finish_pairs_near(&mut self, call: u64) -> Result<Vec<(u32, u32)>, String> {
+            let running = self.near[call as usize].take();
+            let mut pairs = running.ok_or(format!("search {call} finished twice"))?;
+            match self.handed {
+                Handed::Found => {}
+                Handed::Fails => return Err("the spare core stopped".into()),
+                Handed::Short => pairs.swap(0, 1),
+                Handed::OutOfRange => pairs.push((0, u32::MAX)),
+                Handed::Nothing => pairs.clear(),
+            }
+            Ok(pairs)
+        }
+
+        fn take_back_pairs_near(&mut self, call: u64) -> bool {
+            if self.not_begun {
+                self.near[call as usize] = None;
+            }
+            self.not_begun
+        }
+
         fn not_taken(&mut self, why: &str) {
             self.not_taken.push(why.to_string());
         }
     }
 
-    /// Partners by words found on a spare core make the pass the engine
-    /// makes searching them itself; where the core fails or hands back
-    /// lists that do not fit, the pass searches itself, says why, and
-    /// still makes the same pass. Lists that fit are what the pass uses
-    /// (empty ones make another pass).
+    /// Partners by words and pairs by meaning found on a spare core make
+    /// the pass the engine makes searching them itself; where the core
+    /// fails or hands back an answer that does not fit, the pass searches
+    /// itself, says why, and still makes the same pass. Answers that fit
+    /// are what the pass uses (empty ones make another pass).
     #[test]
-    fn a_search_by_words_on_a_spare_core_makes_the_same_pass() {
+    fn a_search_on_a_spare_core_makes_the_same_pass() {
         let mut plain = agents_with_vectors();
+        let lessons = plain.entries.len();
         let lexical = || LexicalRelations(Params::default());
         let (report, events) = sleep(&mut plain, &mut lexical(), &mut ids(), NOW).unwrap();
         assert!(report.merged > 0, "{report:?}");
@@ -2068,7 +2141,10 @@ mod meaning_tests {
             let mut spare = Threaded {
                 running: vec![],
                 texts: 0,
+                near: vec![],
+                rows: 0,
                 handed,
+                not_begun: false,
                 not_taken: vec![],
             };
             let mut l = agents_with_vectors();
@@ -2081,11 +2157,22 @@ mod meaning_tests {
                 &mut |_, _, _| {},
             )
             .unwrap();
-            // by trigger and by action, each of its distinct texts
+            // by words: by trigger and by action, each of its distinct
+            // texts; by meaning: the trigger view, a row a lesson
             assert_eq!(spare.running.len(), 2, "{handed:?}");
             assert!(spare.running.iter().all(Option::is_none), "{handed:?}");
             assert!(spare.texts > 100, "{handed:?}: {}", spare.texts);
-            let said = |what: &str| spare.not_taken.iter().all(|w| w.contains(what));
+            assert_eq!(spare.near.len(), 1, "{handed:?}");
+            assert!(spare.near.iter().all(Option::is_none), "{handed:?}");
+            assert_eq!(spare.rows, lessons, "{handed:?}");
+            // what was said of the search by meaning (taken first, at the
+            // end of the search by meaning), then of the two by words
+            let said = |words: &str, meaning: &str| {
+                let n = spare.not_taken.len();
+                n == 3
+                    && spare.not_taken[0].contains(meaning)
+                    && spare.not_taken[1..].iter().all(|w| w.contains(words))
+            };
             match handed {
                 Handed::Nothing => {
                     assert!(spare.not_taken.is_empty(), "{:?}", spare.not_taken);
@@ -2093,17 +2180,53 @@ mod meaning_tests {
                     continue;
                 }
                 Handed::Found => assert!(spare.not_taken.is_empty(), "{:?}", spare.not_taken),
-                Handed::Fails => assert!(said("the spare core stopped"), "{:?}", spare.not_taken),
-                Handed::Short => assert!(said("partner lists for"), "{:?}", spare.not_taken),
-                Handed::OutOfRange => assert!(said("has partner"), "{:?}", spare.not_taken),
-            }
-            if handed != Handed::Found {
-                assert_eq!(spare.not_taken.len(), 2, "{handed:?}");
+                Handed::Fails => {
+                    let stopped = "the spare core stopped";
+                    assert!(said(stopped, stopped), "{:?}", spare.not_taken)
+                }
+                Handed::Short => assert!(
+                    said("partner lists for", "out of order"),
+                    "{:?}",
+                    spare.not_taken
+                ),
+                Handed::OutOfRange => assert!(
+                    said("has partner", "is not of two"),
+                    "{:?}",
+                    spare.not_taken
+                ),
             }
             assert_eq!(got, report, "{handed:?}");
             assert_eq!(got_events, events, "{handed:?}");
             assert_eq!(l.entries, plain.entries, "{handed:?}");
         }
+        // a search by meaning the spare core has not begun is taken back
+        // and made here: nothing said, the same pass (a pass that went on
+        // to finish it would hear it was taken: "finished twice")
+        let mut spare = Threaded {
+            running: vec![],
+            texts: 0,
+            near: vec![],
+            rows: 0,
+            handed: Handed::Found,
+            not_begun: true,
+            not_taken: vec![],
+        };
+        let mut l = agents_with_vectors();
+        let mut lexical = lexical();
+        let taken_back = sleep_staged(
+            &mut l,
+            &mut lexical,
+            &mut spare,
+            &mut ids(),
+            NOW,
+            &mut |_, _, _| {},
+        );
+        let (got, got_events) = taken_back.unwrap();
+        assert_eq!(spare.near.len(), 1);
+        assert!(spare.near.iter().all(Option::is_none));
+        assert!(spare.not_taken.is_empty(), "{:?}", spare.not_taken);
+        assert_eq!((got, got_events), (report, events));
+        assert_eq!(l.entries, plain.entries);
     }
 
     #[test]

@@ -1,14 +1,17 @@
-//! `silt:ledger/searching-ahead`: the ledger engine's search for partners
-//! by words, run on a core of its own while the engine searches by
-//! meaning. The engine is one thread; the search reads only the texts, so
-//! the runtime runs it on a second instance of the same engine (its
-//! `partners` export: the engine's own code, in its own sandbox) and the
-//! engine takes the lists when it needs them.
+//! `silt:ledger/searching-ahead`: the ledger engine's searches run on a
+//! core of their own while the engine goes on working: the search for
+//! partners by words while it searches by meaning, and the trigger view's
+//! search by meaning while it searches the whole-lesson view. The engine
+//! is one thread; each search reads only what it is given, so the runtime
+//! runs it on a second instance of the same engine (its `partners`
+//! export: the engine's own code, in its own sandbox) and the engine
+//! takes the answer when it needs it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
+use tokio::sync::oneshot;
 use wasmtime::component::{HasSelf, Linker, Resource};
 
 use super::judge_calls::Pending;
@@ -16,9 +19,12 @@ use crate::bindings::ledger_engine::silt::ledger::searching_ahead as import;
 
 pub use silt_core::ledger::candidates::PartnerLists;
 
-/// Runs `partners.strongest` away from the engine's own instance (the
-/// runtime's second instance; a trait so this capability does not depend
-/// on how engines load).
+/// Pairs near in meaning (`partners.near`).
+pub type NearPairs = Vec<(u32, u32)>;
+
+/// Runs the engine's `partners` functions away from the engine's own
+/// instance (the runtime's second instance; a trait so this capability
+/// does not depend on how engines load).
 pub trait PartnerSearcher: Send + Sync {
     /// The lists of `texts`, or what went wrong, said for a person.
     fn strongest(
@@ -26,29 +32,59 @@ pub trait PartnerSearcher: Send + Sync {
         texts: Vec<String>,
         search: import::PartnerSearch,
     ) -> Pending<'static, Result<PartnerLists, String>>;
+
+    /// `partners.near` of `rows`, or what went wrong, said for a person.
+    fn near(
+        &self,
+        rows: Vec<i8>,
+        dim: u32,
+        cut: f64,
+        per_row: u32,
+    ) -> Pending<'static, Result<NearPairs, String>>;
 }
 
-/// Distinct texts below which a search is left to the engine: a second
-/// instance starts in milliseconds, and the engine searches a few
-/// thousand texts in about as long (natively, 42 µs a text on the
-/// `agents` text; a few times that in the sandbox).
+/// Distinct texts (or rows of vectors) below which a search is left to
+/// the engine: a second instance starts in milliseconds, and the engine
+/// searches a few thousand texts in about as long (natively, 42 µs a text
+/// on the `agents` text; a few times that in the sandbox).
 pub const HAND_OVER_FROM: usize = 2048;
+
+/// Where a search started will send its answer.
+type Answer<T> = oneshot::Receiver<Result<T, String>>;
+
+/// A search started: where its answer will come, and its claim, which
+/// whoever sets first (the thread beginning it, or the engine taking it
+/// back) decides whether it runs.
+struct Started<T> {
+    answer: Answer<T>,
+    claimed: Arc<AtomicBool>,
+}
+
+impl<T> Started<T> {
+    /// Takes the search back unless its thread has begun it.
+    fn take_back(&self) -> bool {
+        !self.claimed.swap(true, Ordering::SeqCst)
+    }
+}
 
 /// One store's `searching-ahead`.
 #[derive(Default)]
 pub struct SearchAhead {
     searcher: Option<Arc<dyn PartnerSearcher>>,
     /// The searches started, by the handle's number: where each one's
-    /// lists will come.
-    started: HashMap<u32, tokio::sync::oneshot::Receiver<Result<PartnerLists, String>>>,
+    /// answer will come.
+    started: HashMap<u32, Started<PartnerLists>>,
+    started_near: HashMap<u32, Started<NearPairs>>,
     next: u32,
     /// Signalled when the last search started finishes: the next waits
     /// for it, so searches take one spare core, not one each.
-    last: Option<tokio::sync::oneshot::Receiver<()>>,
-    /// Searches handed over since this store began, and those whose lists
-    /// came back (the rest failed: the engine searched those itself).
+    last: Option<oneshot::Receiver<()>>,
+    /// Searches handed over since this store began, those whose answers
+    /// came back, and those the engine took back before they began (the
+    /// rest failed: the engine searched those and these itself).
     pub handed_over: Arc<AtomicU32>,
     pub answered: Arc<AtomicU32>,
+    pub taken_back: Arc<AtomicU32>,
     /// Cores this machine has: with one, there is none to spare.
     cores: usize,
 }
@@ -62,32 +98,37 @@ impl SearchAhead {
             ..Default::default()
         }
     }
-}
 
-impl import::Host for SearchAhead {
-    /// Searches on a thread of its own, at a lower priority
-    /// ([`lower_priority`]), which ends with the search (a task on the
+    /// Hands `search` (of `size` texts or rows) to a thread of its own, at
+    /// a lower priority ([`lower_priority`]), after the search started
+    /// before it, unless taken back by then: the handle's number and the
+    /// search. None without a searcher, a second core, or
+    /// [`HAND_OVER_FROM`] texts.
+    ///
+    /// A thread of its own, which ends with the search: a task on the
     /// runtime would wait in the engine's worker slot for as long as the
-    /// engine computes; a thread of the blocking pool would keep the lower
-    /// priority for whatever it runs next, since raising it back takes a
-    /// privilege). Nothing is started without a second core, nor for
-    /// fewer than [`HAND_OVER_FROM`] texts.
-    async fn start_partners(
+    /// engine computes, and a thread of the blocking pool would keep the
+    /// lower priority for whatever it runs next (raising it back takes a
+    /// privilege).
+    fn hand_over<T: Send + 'static>(
         &mut self,
-        texts: Vec<String>,
-        search: import::PartnerSearch,
-    ) -> wasmtime::Result<Option<Resource<import::PendingSearch>>> {
-        let Some(searcher) = self.searcher.clone() else {
-            return Ok(None);
-        };
-        if texts.len() < HAND_OVER_FROM || self.cores < 2 {
-            return Ok(None);
+        size: usize,
+        what: &str,
+        search: impl FnOnce(Arc<dyn PartnerSearcher>) -> Pending<'static, Result<T, String>>
+        + Send
+        + 'static,
+    ) -> Option<(u32, Started<T>)> {
+        let searcher = self.searcher.clone()?;
+        if size < HAND_OVER_FROM || self.cores < 2 {
+            return None;
         }
-        tracing::debug!("searching {} texts by words ahead", texts.len());
-        let (done, finished) = tokio::sync::oneshot::channel::<()>();
+        tracing::debug!("searching {size} {what} ahead");
+        let (done, finished) = oneshot::channel::<()>();
         let previous = self.last.replace(finished);
         let runtime = tokio::runtime::Handle::current();
-        let (answer, lists) = tokio::sync::oneshot::channel();
+        let (answer, answered) = oneshot::channel();
+        let claimed = Arc::new(AtomicBool::new(false));
+        let claim = claimed.clone();
         let spawned = std::thread::Builder::new()
             .name("silt-search-ahead".into())
             .spawn(move || {
@@ -98,7 +139,10 @@ impl import::Host for SearchAhead {
                         // goes when its thread ends, which ends the wait
                         let _ = previous.await;
                     }
-                    searcher.strongest(texts, search).await
+                    if claim.swap(true, Ordering::SeqCst) {
+                        return Err("the search was taken back".to_string());
+                    }
+                    search(searcher).await
                 });
                 let _ = done.send(());
                 // nobody waits for a search the engine dropped
@@ -106,12 +150,63 @@ impl import::Host for SearchAhead {
             });
         if let Err(e) = spawned {
             tracing::warn!("no thread to search ahead on ({e}); the engine searches itself");
-            return Ok(None);
+            return None;
         }
         self.handed_over.fetch_add(1, Ordering::Relaxed);
         self.next += 1;
-        self.started.insert(self.next, lists);
-        Ok(Some(Resource::new_own(self.next)))
+        let started = Started {
+            answer: answered,
+            claimed,
+        };
+        Some((self.next, started))
+    }
+
+    /// Waits for a search's answer; counts it when there is one.
+    async fn answer<T>(&self, started: Started<T>) -> Result<T, String> {
+        let found = match started.answer.await {
+            Ok(found) => found,
+            Err(_) => Err("the search ahead stopped without an answer".to_string()),
+        };
+        if found.is_ok() {
+            self.answered.fetch_add(1, Ordering::Relaxed);
+        }
+        found
+    }
+}
+
+impl import::Host for SearchAhead {
+    /// Searches on a thread of its own ([`SearchAhead::hand_over`]).
+    async fn start_partners(
+        &mut self,
+        texts: Vec<String>,
+        search: import::PartnerSearch,
+    ) -> wasmtime::Result<Option<Resource<import::PendingSearch>>> {
+        let size = texts.len();
+        let started = self.hand_over(size, "texts by words", move |searcher| {
+            searcher.strongest(texts, search)
+        });
+        Ok(started.map(|(n, search)| {
+            self.started.insert(n, search);
+            Resource::new_own(n)
+        }))
+    }
+
+    /// Searches on a thread of its own ([`SearchAhead::hand_over`]).
+    async fn start_near(
+        &mut self,
+        rows: Vec<i8>,
+        dim: u32,
+        cut: f64,
+        per_row: u32,
+    ) -> wasmtime::Result<Option<Resource<import::PendingNear>>> {
+        let size = rows.len().checked_div(dim as usize).unwrap_or(0);
+        let started = self.hand_over(size, "rows by meaning", move |searcher| {
+            searcher.near(rows, dim, cut, per_row)
+        });
+        Ok(started.map(|(n, search)| {
+            self.started_near.insert(n, search);
+            Resource::new_own(n)
+        }))
     }
 }
 
@@ -120,23 +215,47 @@ impl import::HostPendingSearch for SearchAhead {
         &mut self,
         call: Resource<import::PendingSearch>,
     ) -> wasmtime::Result<Result<PartnerLists, String>> {
-        let Some(lists) = self.started.remove(&call.rep()) else {
+        let Some(answer) = self.started.remove(&call.rep()) else {
             wasmtime::bail!("search {} is not pending", call.rep());
         };
-        let lists = match lists.await {
-            Ok(lists) => lists,
-            Err(_) => Err("the search ahead stopped without an answer".to_string()),
-        };
-        if lists.is_ok() {
-            self.answered.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(lists)
+        Ok(self.answer(answer).await)
     }
 
     async fn drop(&mut self, call: Resource<import::PendingSearch>) -> wasmtime::Result<()> {
         // the search ends within its own sandbox's limits; its answer goes
         // nowhere
         self.started.remove(&call.rep());
+        Ok(())
+    }
+}
+
+impl import::HostPendingNear for SearchAhead {
+    async fn finish(
+        &mut self,
+        call: Resource<import::PendingNear>,
+    ) -> wasmtime::Result<Result<NearPairs, String>> {
+        let Some(answer) = self.started_near.remove(&call.rep()) else {
+            wasmtime::bail!("search {} is not pending", call.rep());
+        };
+        Ok(self.answer(answer).await)
+    }
+
+    /// Whoever claims the search first decides: its thread, beginning
+    /// it, or this, taking it back.
+    async fn take_back(&mut self, call: Resource<import::PendingNear>) -> wasmtime::Result<bool> {
+        let Some(search) = self.started_near.get(&call.rep()) else {
+            wasmtime::bail!("search {} is not pending", call.rep());
+        };
+        let taken = search.take_back();
+        if taken {
+            self.started_near.remove(&call.rep());
+            self.taken_back.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(taken)
+    }
+
+    async fn drop(&mut self, call: Resource<import::PendingNear>) -> wasmtime::Result<()> {
+        self.started_near.remove(&call.rep());
         Ok(())
     }
 }
@@ -171,14 +290,30 @@ pub fn add_to_linker<T: Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use import::{Host, HostPendingSearch, PartnerSearch};
+    use import::{Host, HostPendingNear, HostPendingSearch, PartnerSearch};
 
-    /// Says each text's partners are the texts after it, and records how
-    /// many searches overlapped.
+    /// Says each text's partners are the texts after it (each row's pair
+    /// the next row), and records how many searches overlapped.
     struct Next {
         running: AtomicU32,
         most: AtomicU32,
+        searches: AtomicU32,
         fail: bool,
+    }
+
+    impl Next {
+        /// Runs one search, counting how many run at once.
+        fn run<T>(&self, found: impl FnOnce() -> T) -> Result<T, String> {
+            self.searches.fetch_add(1, Ordering::SeqCst);
+            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            match self.fail {
+                true => Err("the second instance ran out of memory".to_string()),
+                false => Ok(found()),
+            }
+        }
     }
 
     impl PartnerSearcher for Next {
@@ -187,17 +322,23 @@ mod tests {
             texts: Vec<String>,
             _search: PartnerSearch,
         ) -> Pending<'static, Result<PartnerLists, String>> {
-            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
-            self.most.fetch_max(now, Ordering::SeqCst);
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            self.running.fetch_sub(1, Ordering::SeqCst);
-            let out = if self.fail {
-                Err("the second instance ran out of memory".to_string())
-            } else {
-                Ok((0..texts.len())
+            let out = self.run(|| {
+                (0..texts.len())
                     .map(|i| vec![((i + 1) as u32, 0.5)])
-                    .collect())
-            };
+                    .collect()
+            });
+            Box::pin(async move { out })
+        }
+
+        fn near(
+            &self,
+            rows: Vec<i8>,
+            dim: u32,
+            _cut: f64,
+            _per_row: u32,
+        ) -> Pending<'static, Result<NearPairs, String>> {
+            let n = (rows.len() / dim as usize) as u32;
+            let out = self.run(|| (1..n).map(|j| (j - 1, j)).collect());
             Box::pin(async move { out })
         }
     }
@@ -218,6 +359,7 @@ mod tests {
         Arc::new(Next {
             running: AtomicU32::new(0),
             most: AtomicU32::new(0),
+            searches: AtomicU32::new(0),
             fail,
         })
     }
@@ -262,17 +404,81 @@ mod tests {
             .start_partners(texts(HAND_OVER_FROM + 1), search())
             .await
             .unwrap();
-        let (Some(a), Some(b)) = (a, b) else {
+        // rows by meaning after texts by words, on the same one core
+        let few_rows = ahead
+            .start_near(vec![1; 3 * (HAND_OVER_FROM - 1)], 3, 0.5, 8)
+            .await
+            .unwrap();
+        assert!(few_rows.is_none());
+        let c = ahead
+            .start_near(vec![1; 3 * HAND_OVER_FROM], 3, 0.5, 8)
+            .await
+            .unwrap();
+        let (Some(a), Some(b), Some(c)) = (a, b, c) else {
             panic!("a second core with enough texts started nothing");
         };
-        let b = SearchAhead::finish(&mut ahead, b).await.unwrap().unwrap();
-        let a = SearchAhead::finish(&mut ahead, a).await.unwrap().unwrap();
+        let c = HostPendingNear::finish(&mut ahead, c)
+            .await
+            .unwrap()
+            .unwrap();
+        let b = HostPendingSearch::finish(&mut ahead, b)
+            .await
+            .unwrap()
+            .unwrap();
+        let a = HostPendingSearch::finish(&mut ahead, a)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(a.len(), HAND_OVER_FROM);
         assert_eq!(b.len(), HAND_OVER_FROM + 1);
         assert_eq!(a[7], vec![(8, 0.5)]);
+        assert_eq!(c.len(), HAND_OVER_FROM - 1);
+        assert_eq!(c[7], (7, 8));
         assert_eq!(searcher.most.load(Ordering::SeqCst), 1);
-        assert_eq!(ahead.handed_over.load(Ordering::Relaxed), 2);
+        assert_eq!(ahead.handed_over.load(Ordering::Relaxed), 3);
+        assert_eq!(ahead.answered.load(Ordering::Relaxed), 3);
+    }
+
+    /// A search by meaning not yet begun (waiting behind one by words) is
+    /// taken back, and never runs; one begun is not, and finishes.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_search_not_begun_is_taken_back() {
+        let searcher = next(false);
+        let mut ahead = on_cores(Some(searcher.clone()), 2);
+        let words = ahead
+            .start_partners(texts(HAND_OVER_FROM), search())
+            .await
+            .unwrap()
+            .expect("started");
+        let waiting = ahead
+            .start_near(vec![1; 2 * HAND_OVER_FROM], 2, 0.5, 8)
+            .await
+            .unwrap()
+            .expect("started");
+        assert!(
+            HostPendingNear::take_back(&mut ahead, waiting)
+                .await
+                .unwrap()
+        );
+        let lists = HostPendingSearch::finish(&mut ahead, words).await.unwrap();
+        assert_eq!(lists.unwrap().len(), HAND_OVER_FROM);
+        let begun = ahead
+            .start_near(vec![1; 2 * HAND_OVER_FROM], 2, 0.5, 8)
+            .await
+            .unwrap()
+            .expect("started");
+        while searcher.running.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        let again = Resource::<import::PendingNear>::new_own(begun.rep());
+        assert!(!HostPendingNear::take_back(&mut ahead, begun).await.unwrap());
+        let pairs = HostPendingNear::finish(&mut ahead, again).await.unwrap();
+        assert_eq!(pairs.unwrap().len(), HAND_OVER_FROM - 1);
+        // the one taken back never ran: two searches, one at a time
+        assert_eq!(searcher.searches.load(Ordering::SeqCst), 2);
+        assert_eq!(ahead.handed_over.load(Ordering::Relaxed), 3);
         assert_eq!(ahead.answered.load(Ordering::Relaxed), 2);
+        assert_eq!(ahead.taken_back.load(Ordering::Relaxed), 1);
     }
 
     /// A searcher's failure is the engine's to hear (it then searches
@@ -285,12 +491,24 @@ mod tests {
             .await
             .unwrap()
             .expect("started");
-        let said = SearchAhead::finish(&mut ahead, started).await.unwrap();
+        let said = HostPendingSearch::finish(&mut ahead, started)
+            .await
+            .unwrap();
         assert_eq!(
             said.unwrap_err(),
             "the second instance ran out of memory".to_string()
         );
-        assert_eq!(ahead.handed_over.load(Ordering::Relaxed), 1);
+        let started = ahead
+            .start_near(vec![1; 2 * HAND_OVER_FROM], 2, 0.5, 8)
+            .await
+            .unwrap()
+            .expect("started");
+        let said = HostPendingNear::finish(&mut ahead, started).await.unwrap();
+        assert_eq!(
+            said.unwrap_err(),
+            "the second instance ran out of memory".to_string()
+        );
+        assert_eq!(ahead.handed_over.load(Ordering::Relaxed), 2);
         assert_eq!(ahead.answered.load(Ordering::Relaxed), 0);
     }
 }
