@@ -66,6 +66,23 @@ impl Runtime {
         .await
     }
 
+    /// `partners.near` of `rows` on a second instance of the ledger
+    /// engine, as a sleep pass's `searching-ahead` runs it: for checking
+    /// that instance against the engine's code run natively.
+    pub async fn near_on_second_instance(
+        &self,
+        rows: Vec<i8>,
+        dim: u32,
+        cut: f64,
+        per_row: u32,
+    ) -> Result<Vec<(u32, u32)>, String> {
+        let second = SecondInstance {
+            engine: self.ledger_engine().await.map_err(|e| e.to_string())?,
+            peaks: self.ledger_peaks.clone(),
+        };
+        second.near(rows, dim, cut, per_row).await
+    }
+
     /// Starts a ledger engine whose sleep pass asks judge `judge`.
     /// `vectors` keeps the judge's vectors between processes.
     pub async fn open_ledger(

@@ -709,10 +709,10 @@ async fn relations_by_index_do_not_depend_on_how_lessons_are_shared() {
     }
 }
 
-/// With a judge that gives vectors, the sleep pass also hands the trigger
-/// view's search by meaning to a second instance (while it searches the
-/// whole-lesson view itself), and still makes the pass it makes on one
-/// core.
+/// With a judge that gives vectors, the sleep pass also hands the
+/// whole-lesson view's search by meaning to a second instance (while it
+/// searches the trigger view itself), and still makes the pass it makes
+/// on one core.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sleep_pass_searches_by_meaning_on_a_second_instance() {
     require("potion");
@@ -720,11 +720,59 @@ async fn a_sleep_pass_searches_by_meaning_on_a_second_instance() {
     // are both more than the host hands over from
     let handed = crate::runtime::sleeps_alike_on_one_core_and_two("embedding-static", 5_000).await;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // by words (triggers) and by meaning (the trigger view), the second
+    // by words (triggers) and by meaning (the whole-lesson view), the second
     // answered or, when the engine finished its own view before the
     // second instance reached it, taken back
     let (handed_over, answered, taken_back) = handed;
     assert_eq!(handed_over, if cores >= 2 { 2 } else { 0 }, "{handed:?}");
     assert_eq!(answered + taken_back, handed_over, "{handed:?}");
     assert!(taken_back <= 1, "{handed:?}");
+}
+
+/// The second instance's search by meaning is the engine's own code: on
+/// potion's vectors of generated lessons (whole-lesson rows, as a pass
+/// hands them over, twins included), `partners.near` run in the sandbox
+/// gives exactly the pairs silt-core gives natively; rows it cannot read
+/// give none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_instance_finds_the_pairs_by_meaning_the_engine_finds() {
+    use silt_core::ledger::meaning::{lesson_vector, pairs_near};
+    use silt_core::ledger::rows::{Rows, quantise};
+    require("potion");
+    let app = app_with_plugins(tempfile::tempdir().unwrap().path());
+    let judge = app.runtime.judge("embedding-static").await.unwrap();
+    let lessons = silt_core::ledger::synthetic::agent_entries(3_000, 1_750_000_000.0);
+    let texts: Vec<String> = lessons
+        .iter()
+        .flat_map(|e| [e.when.clone(), e.prefer.clone()])
+        .collect();
+    // a call's output is capped: a few hundred lessons at a time
+    let mut vectors = Vec::new();
+    for batch in texts.chunks(512) {
+        vectors.extend(judge.embed(batch.to_vec()).await.unwrap().vectors);
+    }
+    let dim = vectors[0].len();
+    let mut rows = Rows::new(dim);
+    for pair in vectors.chunks(2) {
+        let (when, prefer) = (quantise(&pair[0]), quantise(&pair[1]));
+        rows.push_stored(&lesson_vector(&when, &prefer));
+    }
+    let (cut, per_row) = (0.8, 8);
+    let native: Vec<(u32, u32)> = pairs_near(&rows, cut, per_row)
+        .into_iter()
+        .map(|(i, j)| (i as u32, j as u32))
+        .collect();
+    assert!(native.len() > lessons.len(), "{}", native.len());
+    let apart = app
+        .runtime
+        .near_on_second_instance(rows.stored().to_vec(), dim as u32, cut, per_row as u32)
+        .await
+        .unwrap();
+    assert_eq!(apart, native);
+    let unreadable = app
+        .runtime
+        .near_on_second_instance(rows.stored()[1..].to_vec(), dim as u32, cut, per_row as u32)
+        .await
+        .unwrap();
+    assert!(unreadable.is_empty());
 }

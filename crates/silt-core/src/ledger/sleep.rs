@@ -465,45 +465,32 @@ fn pairs_by_meaning(
             .map(|(i, j)| (active[i], active[j]))
             .collect()
     };
-    // the trigger view is searched on the spare core where the host has
-    // one (after the searches by words, which started first), while this
-    // thread searches the whole-lesson view, and here if that core has
-    // not reached it by then (a dense text's search by words takes longer
-    // than a view: 3 s against 1.5 s on 100k `agents` lessons)
-    let cut = views.cuts.trigger;
-    let (by_trigger, by_lesson) = match spare.start_pairs_near(&views.trigger, cut, MAX_PARTNERS) {
-        None => {
-            let by_trigger = entries(views.trigger_pairs(MAX_PARTNERS));
-            found(&by_trigger);
-            let by_lesson = entries(views.lesson_pairs(MAX_PARTNERS));
-            found(&by_lesson);
-            (by_trigger, by_lesson)
-        }
-        Some(call) => {
-            let by_lesson = entries(views.lesson_pairs(MAX_PARTNERS));
-            found(&by_lesson);
-            let handed = match spare.take_back_pairs_near(call) {
-                true => Err(None),
-                false => spare.finish_pairs_near(call).map_err(Some),
-            };
-            let handed = handed.and_then(|pairs| {
-                check_pairs(views.trigger.len(), &pairs).map_err(Some)?;
-                Ok(pairs
-                    .into_iter()
-                    .map(|(i, j)| (i as usize, j as usize))
-                    .collect())
-            });
-            // a search taken back is no failure: nothing to say
-            let by_trigger = entries(handed.unwrap_or_else(|why| {
-                if let Some(why) = why {
-                    spare.not_taken(&why);
-                }
-                views.trigger_pairs(MAX_PARTNERS)
-            }));
-            found(&by_trigger);
-            (by_trigger, by_lesson)
-        }
-    };
+    // the whole-lesson view is searched on the spare core where the host
+    // has one (after the searches by words, which started first), while
+    // this thread searches the trigger view and sends its pairs to the
+    // judge; here too if that core has not reached it by then (a dense
+    // text's search by words takes longer than a view: 3 s against 1.5 s
+    // on 100k `agents` lessons)
+    let cut = views.cuts.lesson;
+    let handed = spare.start_pairs_near(&views.lesson, cut, MAX_PARTNERS);
+    let by_trigger = entries(views.trigger_pairs(MAX_PARTNERS));
+    found(&by_trigger);
+    let taken = handed.and_then(|call| {
+        let handed = match spare.take_back_pairs_near(call) {
+            true => return None,
+            false => spare.finish_pairs_near(call),
+        };
+        let checked = handed.and_then(|pairs| {
+            check_pairs(views.lesson.len(), &pairs)?;
+            Ok(pairs
+                .into_iter()
+                .map(|(i, j)| (i as usize, j as usize))
+                .collect())
+        });
+        checked.map_err(|why| spare.not_taken(&why)).ok()
+    });
+    let by_lesson = entries(taken.unwrap_or_else(|| views.lesson_pairs(MAX_PARTNERS)));
+    found(&by_lesson);
     merge_sorted(&by_trigger, by_lesson.into_iter())
 }
 
@@ -2158,7 +2145,7 @@ mod meaning_tests {
             )
             .unwrap();
             // by words: by trigger and by action, each of its distinct
-            // texts; by meaning: the trigger view, a row a lesson
+            // texts; by meaning: the whole-lesson view, a row a lesson
             assert_eq!(spare.running.len(), 2, "{handed:?}");
             assert!(spare.running.iter().all(Option::is_none), "{handed:?}");
             assert!(spare.texts > 100, "{handed:?}: {}", spare.texts);

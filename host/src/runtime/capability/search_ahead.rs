@@ -1,7 +1,7 @@
 //! `silt:ledger/searching-ahead`: the ledger engine's searches run on a
 //! core of their own while the engine goes on working: the search for
-//! partners by words while it searches by meaning, and the trigger view's
-//! search by meaning while it searches the whole-lesson view. The engine
+//! partners by words while it searches by meaning, and the whole-lesson
+//! view's search by meaning while it searches the trigger view. The engine
 //! is one thread; each search reads only what it is given, so the runtime
 //! runs it on a second instance of the same engine (its `partners`
 //! export: the engine's own code, in its own sandbox) and the engine
