@@ -316,7 +316,7 @@ impl LedgerSession {
 
     /// Keeps every search on the engine's own thread from now on, as a
     /// host without a spare core does (the pass is the same; only where
-    /// its search by words runs differs).
+    /// its searches run differs).
     pub fn search_on_one_core(&mut self) {
         self.store.data_mut().search_ahead = SearchAhead::new(None);
     }

@@ -710,9 +710,12 @@ async fn relations_by_index_do_not_depend_on_how_lessons_are_shared() {
 }
 
 /// With a judge that gives vectors, the sleep pass also hands the
-/// whole-lesson view's search by meaning to a second instance (while it
-/// searches the trigger view itself), and still makes the pass it makes
-/// on one core.
+/// whole-lesson view's search by meaning to the host (while it searches
+/// the trigger view itself), and makes the pass it makes on one core.
+/// At this size the engine's own view ends first and it takes the
+/// search back (so this runs the take-back through the real host);
+/// `a_second_instance_finds_the_pairs_by_meaning_the_engine_finds`
+/// checks the second instance's answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sleep_pass_searches_by_meaning_on_a_second_instance() {
     require("potion");
@@ -726,7 +729,6 @@ async fn a_sleep_pass_searches_by_meaning_on_a_second_instance() {
     let (handed_over, answered, taken_back) = handed;
     assert_eq!(handed_over, if cores >= 2 { 2 } else { 0 }, "{handed:?}");
     assert_eq!(answered + taken_back, handed_over, "{handed:?}");
-    assert!(taken_back <= 1, "{handed:?}");
 }
 
 /// The second instance's search by meaning is the engine's own code: on

@@ -2048,7 +2048,24 @@ mod meaning_tests {
         /// Whether the search by meaning is still waiting when the pass
         /// would take it back.
         not_begun: bool,
+        /// Hands back no pairs by meaning, whatever `handed` says.
+        no_pairs: bool,
         not_taken: Vec<String>,
+    }
+
+    impl Threaded {
+        fn new(handed: Handed, not_begun: bool, no_pairs: bool) -> Threaded {
+            Threaded {
+                running: vec![],
+                texts: 0,
+                near: vec![],
+                rows: 0,
+                handed,
+                not_begun,
+                no_pairs,
+                not_taken: vec![],
+            }
+        }
     }
 
     impl SpareCore for Threaded {
@@ -2091,6 +2108,9 @@ mod meaning_tests {
                 Handed::OutOfRange => pairs.push((0, u32::MAX)),
                 Handed::Nothing => pairs.clear(),
             }
+            if self.no_pairs {
+                pairs.clear();
+            }
             Ok(pairs)
         }
 
@@ -2104,6 +2124,17 @@ mod meaning_tests {
         fn not_taken(&mut self, why: &str) {
             self.not_taken.push(why.to_string());
         }
+    }
+
+    /// A lexical pass over [`agents_with_vectors`] beside `spare`: its
+    /// report, events and the ledger it leaves.
+    fn sleep_beside(spare: &mut Threaded) -> (SleepReport, Vec<Event>, Ledger) {
+        let mut l = agents_with_vectors();
+        let mut lexical = LexicalRelations(Params::default());
+        let stage = &mut |_: &'static str, _, _: Counts<'_>| {};
+        let (report, events) =
+            sleep_staged(&mut l, &mut lexical, spare, &mut ids(), NOW, stage).unwrap();
+        (report, events, l)
     }
 
     /// Partners by words and pairs by meaning found on a spare core make
@@ -2125,25 +2156,8 @@ mod meaning_tests {
             Handed::OutOfRange,
             Handed::Nothing,
         ] {
-            let mut spare = Threaded {
-                running: vec![],
-                texts: 0,
-                near: vec![],
-                rows: 0,
-                handed,
-                not_begun: false,
-                not_taken: vec![],
-            };
-            let mut l = agents_with_vectors();
-            let (got, got_events) = sleep_staged(
-                &mut l,
-                &mut lexical(),
-                &mut spare,
-                &mut ids(),
-                NOW,
-                &mut |_, _, _| {},
-            )
-            .unwrap();
+            let mut spare = Threaded::new(handed, false, false);
+            let (got, got_events, l) = sleep_beside(&mut spare);
             // by words: by trigger and by action, each of its distinct
             // texts; by meaning: the whole-lesson view, a row a lesson
             assert_eq!(spare.running.len(), 2, "{handed:?}");
@@ -2186,29 +2200,18 @@ mod meaning_tests {
             assert_eq!(got_events, events, "{handed:?}");
             assert_eq!(l.entries, plain.entries, "{handed:?}");
         }
+        // pairs by meaning that fit are what the pass uses, even none
+        // (which makes another pass; one that searched the view itself
+        // instead would make the same pass)
+        let mut spare = Threaded::new(Handed::Found, false, true);
+        let (_, no_pairs, _) = sleep_beside(&mut spare);
+        assert!(spare.not_taken.is_empty(), "{:?}", spare.not_taken);
+        assert_ne!(no_pairs, events);
         // a search by meaning the spare core has not begun is taken back
         // and made here: nothing said, the same pass (a pass that went on
         // to finish it would hear it was taken: "finished twice")
-        let mut spare = Threaded {
-            running: vec![],
-            texts: 0,
-            near: vec![],
-            rows: 0,
-            handed: Handed::Found,
-            not_begun: true,
-            not_taken: vec![],
-        };
-        let mut l = agents_with_vectors();
-        let mut lexical = lexical();
-        let taken_back = sleep_staged(
-            &mut l,
-            &mut lexical,
-            &mut spare,
-            &mut ids(),
-            NOW,
-            &mut |_, _, _| {},
-        );
-        let (got, got_events) = taken_back.unwrap();
+        let mut spare = Threaded::new(Handed::Found, true, false);
+        let (got, got_events, l) = sleep_beside(&mut spare);
         assert_eq!(spare.near.len(), 1);
         assert!(spare.near.iter().all(Option::is_none));
         assert!(spare.not_taken.is_empty(), "{:?}", spare.not_taken);

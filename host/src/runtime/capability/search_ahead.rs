@@ -222,9 +222,11 @@ impl import::HostPendingSearch for SearchAhead {
     }
 
     async fn drop(&mut self, call: Resource<import::PendingSearch>) -> wasmtime::Result<()> {
-        // the search ends within its own sandbox's limits; its answer goes
-        // nowhere
-        self.started.remove(&call.rep());
+        // one not begun never runs; one begun ends within its own
+        // sandbox's limits, its answer going nowhere
+        if let Some(search) = self.started.remove(&call.rep()) {
+            search.take_back();
+        }
         Ok(())
     }
 }
@@ -255,7 +257,9 @@ impl import::HostPendingNear for SearchAhead {
     }
 
     async fn drop(&mut self, call: Resource<import::PendingNear>) -> wasmtime::Result<()> {
-        self.started_near.remove(&call.rep());
+        if let Some(search) = self.started_near.remove(&call.rep()) {
+            search.take_back();
+        }
         Ok(())
     }
 }
@@ -298,6 +302,8 @@ mod tests {
         running: AtomicU32,
         most: AtomicU32,
         searches: AtomicU32,
+        /// While set, a search begun does not end (a gate the test opens).
+        hold: AtomicBool,
         fail: bool,
     }
 
@@ -308,6 +314,9 @@ mod tests {
             let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
             self.most.fetch_max(now, Ordering::SeqCst);
             std::thread::sleep(std::time::Duration::from_millis(20));
+            while self.hold.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
             self.running.fetch_sub(1, Ordering::SeqCst);
             match self.fail {
                 true => Err("the second instance ran out of memory".to_string()),
@@ -360,6 +369,7 @@ mod tests {
             running: AtomicU32::new(0),
             most: AtomicU32::new(0),
             searches: AtomicU32::new(0),
+            hold: AtomicBool::new(false),
             fail,
         })
     }
@@ -439,46 +449,76 @@ mod tests {
         assert_eq!(ahead.answered.load(Ordering::Relaxed), 3);
     }
 
-    /// A search by meaning not yet begun (waiting behind one by words) is
-    /// taken back, and never runs; one begun is not, and finishes.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_search_not_begun_is_taken_back() {
-        let searcher = next(false);
+    /// A search by words that does not end until `searcher` is let go
+    /// (its `hold` set), and a search by meaning started behind it.
+    async fn near_behind_held_words(
+        searcher: &Arc<Next>,
+    ) -> (
+        SearchAhead,
+        Resource<import::PendingSearch>,
+        Resource<import::PendingNear>,
+    ) {
         let mut ahead = on_cores(Some(searcher.clone()), 2);
+        searcher.hold.store(true, Ordering::SeqCst);
         let words = ahead
             .start_partners(texts(HAND_OVER_FROM), search())
             .await
             .unwrap()
             .expect("started");
-        let waiting = ahead
+        let near = ahead
             .start_near(vec![1; 2 * HAND_OVER_FROM], 2, 0.5, 8)
             .await
             .unwrap()
             .expect("started");
-        assert!(
-            HostPendingNear::take_back(&mut ahead, waiting)
-                .await
-                .unwrap()
-        );
+        (ahead, words, near)
+    }
+
+    /// A search by meaning not yet begun (waiting behind one by words) is
+    /// taken back, and never runs; one begun is not, and finishes.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_search_not_begun_is_taken_back() {
+        let searcher = next(false);
+        let (mut ahead, words, waiting) = near_behind_held_words(&searcher).await;
+        let taken = HostPendingNear::take_back(&mut ahead, waiting).await;
+        assert!(taken.unwrap());
+        searcher.hold.store(false, Ordering::SeqCst);
         let lists = HostPendingSearch::finish(&mut ahead, words).await.unwrap();
         assert_eq!(lists.unwrap().len(), HAND_OVER_FROM);
+        // held once begun, so it is still running when taken back
+        searcher.hold.store(true, Ordering::SeqCst);
         let begun = ahead
             .start_near(vec![1; 2 * HAND_OVER_FROM], 2, 0.5, 8)
             .await
             .unwrap()
             .expect("started");
-        while searcher.running.load(Ordering::SeqCst) == 0 {
+        while searcher.searches.load(Ordering::SeqCst) < 2 {
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
         let again = Resource::<import::PendingNear>::new_own(begun.rep());
         assert!(!HostPendingNear::take_back(&mut ahead, begun).await.unwrap());
+        searcher.hold.store(false, Ordering::SeqCst);
         let pairs = HostPendingNear::finish(&mut ahead, again).await.unwrap();
         assert_eq!(pairs.unwrap().len(), HAND_OVER_FROM - 1);
         // the one taken back never ran: two searches, one at a time
         assert_eq!(searcher.searches.load(Ordering::SeqCst), 2);
+        assert_eq!(searcher.most.load(Ordering::SeqCst), 1);
         assert_eq!(ahead.handed_over.load(Ordering::Relaxed), 3);
         assert_eq!(ahead.answered.load(Ordering::Relaxed), 2);
         assert_eq!(ahead.taken_back.load(Ordering::Relaxed), 1);
+    }
+
+    /// A search dropped before it began never runs.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_search_dropped_before_it_began_never_runs() {
+        let searcher = next(false);
+        let (mut ahead, words, dropped) = near_behind_held_words(&searcher).await;
+        HostPendingNear::drop(&mut ahead, dropped).await.unwrap();
+        searcher.hold.store(false, Ordering::SeqCst);
+        let lists = HostPendingSearch::finish(&mut ahead, words).await.unwrap();
+        assert_eq!(lists.unwrap().len(), HAND_OVER_FROM);
+        // the dropped search's thread ends without running it
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert_eq!(searcher.searches.load(Ordering::SeqCst), 1);
     }
 
     /// A searcher's failure is the engine's to hear (it then searches
