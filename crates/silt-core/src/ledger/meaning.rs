@@ -454,6 +454,11 @@ pub(crate) mod tests {
             self.0 ^= self.0 << 17;
             (self.0 >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
         }
+        /// A number in `0..m`.
+        pub(crate) fn below(&mut self, m: usize) -> usize {
+            self.next();
+            (self.0 % m as u64) as usize
+        }
         pub(crate) fn unit(&mut self, dim: usize) -> Vec<f32> {
             let v: Vec<f32> = (0..dim).map(|_| self.next()).collect();
             normalised(v)

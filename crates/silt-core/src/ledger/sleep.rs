@@ -12,7 +12,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::Serialize;
 
-use super::abstraction::{abstract_parent, parent_trigger_of, trigger_words};
+use super::abstraction::{GroupName, abstract_parent, trigger_words};
 use super::candidates::{MAX_PARTNERS, PartnerGroups, PartnerSearch};
 use super::entry::{Entry, Status};
 use super::events::Event;
@@ -891,14 +891,40 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
     let siblings = |c: usize| both[start[c]..start[c + 1]].iter().map(|&(_, b)| b);
     let min = ledger.params.abstraction_min.max(2);
     let when = |i: usize| ledger.entries[i].when.as_str();
+    let mut centres: Vec<usize> = both.iter().map(|&(a, _)| a).collect();
+    centres.dedup();
+    // what names each lesson: its trigger, or for a parent the triggers
+    // of the lessons it folds
+    let mut folded: HashMap<&str, Vec<usize>> = HashMap::default();
+    for (k, e) in ledger.entries.iter().enumerate() {
+        if let Some(parent) = e.note.strip_prefix("folded under ")
+            && e.status == Status::Dormant
+        {
+            folded.entry(parent).or_default().push(k);
+        }
+    }
+    let named_by: Vec<Vec<usize>> = centres
+        .iter()
+        .map(|&c| folded_triggers(ledger, &folded, c))
+        .collect();
     // each trigger split once: a centre's group is named anew for every
     // sibling it tries
     let mut words: Vec<Vec<&str>> = vec![Vec::new(); n];
-    let mut centres: Vec<usize> = both.iter().map(|&(a, _)| a).collect();
-    centres.dedup();
-    for &c in &centres {
-        words[c] = trigger_words(when(c));
+    for &t in named_by.iter().flatten() {
+        if words[t].is_empty() {
+            words[t] = trigger_words(when(t));
+        }
     }
+    let mut naming: Vec<usize> = vec![usize::MAX; n];
+    for (k, &c) in centres.iter().enumerate() {
+        naming[c] = k;
+    }
+    let triggers = |c: usize| -> Vec<(&str, &[&str])> {
+        named_by[naming[c]]
+            .iter()
+            .map(|&t| (when(t), words[t].as_slice()))
+            .collect()
+    };
     let mut taken = vec![false; n];
     let free = |taken: &[bool], c: usize| siblings(c).filter(|&m| !taken[m]).count();
     // counts only fall as groups form: a popped count that is out of date
@@ -921,22 +947,14 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
             break;
         }
         let mut members = vec![centre];
-        let mut whens = vec![when(centre)];
-        let mut split = vec![words[centre].as_slice()];
-        let mut name = None;
+        let mut group = GroupName::default();
+        group.try_push(&triggers(centre));
         for m in siblings(centre).filter(|&m| !taken[m]) {
-            members.push(m);
-            whens.push(when(m));
-            split.push(words[m].as_slice());
-            match parent_trigger_of(&whens, &split) {
-                Some(n) => name = Some(n),
-                None => {
-                    members.pop();
-                    whens.pop();
-                    split.pop();
-                }
+            if group.try_push(&triggers(m)) {
+                members.push(m);
             }
         }
+        let name = group.name();
         // a centre is tried once, whether or not it makes a group
         taken[centre] = true;
         if let (Some(name), true) = (name, members.len() >= min) {
@@ -948,6 +966,31 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
         }
     }
     groups
+}
+
+/// The triggers that name lesson `i` in a parent's trigger: its own, or,
+/// when it is a parent, those of the lessons it folds (theirs in turn
+/// when they are parents; `folded` holds each parent's dormant
+/// children). A parent named by its children's names would list lists
+/// ("reviewing, editing or testing the parser, testing the lexer or …"
+/// after a few auto-sleeps over one template); named by the lessons
+/// underneath, it reads as one situation, and it still holds every word
+/// of every name it folds.
+fn folded_triggers(ledger: &Ledger, folded: &HashMap<&str, Vec<usize>>, i: usize) -> Vec<usize> {
+    let mut leaves = Vec::new();
+    let mut stack = vec![i];
+    let mut seen = HashSet::default();
+    while let Some(k) = stack.pop() {
+        if !seen.insert(k) {
+            continue;
+        }
+        match folded.get(ledger.entries[k].id.as_str()) {
+            Some(children) => stack.extend(children),
+            None => leaves.push(k),
+        }
+    }
+    leaves.sort_unstable();
+    leaves
 }
 
 #[cfg(test)]
@@ -1621,10 +1664,12 @@ mod margin_tests {
 
     #[test]
     fn a_parent_names_every_lesson_it_folds() {
+        // one part differs, long enough that forty cannot be listed in
+        // one name
         let whens: Vec<String> = (0..40)
             .map(|i| {
                 format!(
-                    "calling the billing service number {i} of the fleet in region {}",
+                    "calling the billing service number-{i}-in-region-{} of the fleet",
                     i % 7
                 )
             })
@@ -1654,11 +1699,15 @@ mod margin_tests {
             assert!(parent.when.chars().count() <= crate::ledger::limits::MAX_TEXT_CHARS);
             // the part of the child's trigger its siblings do not share is
             // one of the parent's alternatives
-            let prefix = "calling the billing service number ";
-            let own = child.when.trim_start_matches(prefix);
+            let (prefix, suffix) = ("calling the billing service ", " of the fleet");
+            let own = child
+                .when
+                .trim_start_matches(prefix)
+                .trim_end_matches(suffix);
             let named: Vec<&str> = parent
                 .when
                 .trim_start_matches(prefix)
+                .trim_end_matches(suffix)
                 .split(", ")
                 .flat_map(|p| p.split(" or "))
                 .collect();
@@ -1671,6 +1720,99 @@ mod margin_tests {
             folded += 1;
         }
         assert!(folded >= 6, "{folded}");
+    }
+
+    /// Forty situations of one pattern (two parts that differ, drawn
+    /// from few alternatives) fit one name, so a parent folds all of its
+    /// centre's siblings instead of the handful a list of whole triggers
+    /// could name.
+    #[test]
+    fn a_pattern_folds_its_whole_group_under_one_parent() {
+        let whens: Vec<String> = (0..40)
+            .map(|i| {
+                format!(
+                    "calling the billing service number {} of the fleet in region {}",
+                    i % 8,
+                    i / 8
+                )
+            })
+            .collect();
+        let mut l = one_action(&whens);
+        let (report, _) = sleep(
+            &mut l,
+            &mut Always([0.0, 0.0, 0.9, 0.1]),
+            &mut || "p1".into(),
+            NOW,
+        )
+        .unwrap();
+        let parents: Vec<&str> = l
+            .entries
+            .iter()
+            .filter(|e| e.note == "abstracted parent")
+            .map(|e| e.when.as_str())
+            .collect();
+        // a centre folds its siblings, not every lesson of the action:
+        // two centres here, each naming its group in one pattern
+        assert_eq!(report.generalized, 2, "{report:?} {parents:#?}");
+        let folded = l.entries.iter().filter(|e| e.status == Status::Dormant);
+        assert!(folded.count() >= 36, "{parents:#?}");
+        for when in parents {
+            assert_eq!(when.matches("of the fleet").count(), 1, "{when}");
+        }
+    }
+
+    /// A parent folded under a new parent is named by the lessons it
+    /// folds: the new name reads as one situation, not a list of lists,
+    /// and it names every lesson underneath.
+    #[test]
+    fn a_parent_of_parents_is_named_by_the_lessons_underneath() {
+        let whens: Vec<String> = ["editing", "reviewing", "testing", "profiling"]
+            .iter()
+            .flat_map(|v| {
+                ["the parser", "the lexer", "the type checker"]
+                    .iter()
+                    .map(move |s| format!("{v} {s} in repo r3"))
+            })
+            .collect();
+        let mut l = one_action(&whens);
+        // an earlier sleep folded the first six under a parent, which a
+        // later one folded under another with the next three
+        let fold = |l: &mut Ledger, members: &[usize], id: &str| {
+            let whens: Vec<&str> = members
+                .iter()
+                .map(|&m| l.entries[m].when.as_str())
+                .collect();
+            let name = crate::ledger::abstraction::parent_trigger(&whens).unwrap();
+            abstract_parent(l, members, name, id.into(), NOW);
+            l.entries.len() - 1
+        };
+        let first = fold(&mut l, &[0, 1, 2, 3, 4, 5], "p1");
+        assert_eq!(
+            l.entries[first].when,
+            "editing or reviewing the parser, lexer or type checker in repo r3"
+        );
+        let second = fold(&mut l, &[first, 6, 7, 8], "p2");
+        // named from its members' names, it lists a list
+        assert!(
+            l.entries[second]
+                .when
+                .starts_with("editing or reviewing the parser")
+        );
+        let (report, _) = sleep(
+            &mut l,
+            &mut Always([0.0, 0.0, 0.9, 0.1]),
+            &mut || "p3".into(),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(report.generalized, 1, "{report:?}");
+        let parent = l.entries.last().unwrap();
+        assert_eq!(
+            parent.when,
+            // the centre, a "profiling" lesson, first
+            "profiling, editing, reviewing or testing the parser, lexer or type checker in repo r3"
+        );
+        assert_eq!(l.active_count(), 1);
     }
 
     #[test]

@@ -111,7 +111,7 @@ pub fn lessons(n: usize) -> Vec<Lesson> {
 }
 
 /// What agents work on, by how often they come up (most often first).
-const VERBS: [&str; 12] = [
+pub(crate) const VERBS: [&str; 12] = [
     "editing",
     "testing",
     "refactoring",
@@ -125,7 +125,7 @@ const VERBS: [&str; 12] = [
     "upgrading",
     "benchmarking",
 ];
-const SUBJECTS: [&str; 40] = [
+pub(crate) const SUBJECTS: [&str; 40] = [
     "the parser",
     "the HTTP client",
     "the database schema",
