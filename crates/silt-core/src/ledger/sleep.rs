@@ -866,9 +866,9 @@ fn one_per_pair(relations: &[Relation], pairs: &[(usize, usize)]) -> Result<(), 
 /// taken greedily, the lesson with the most siblings not yet in a group
 /// first (the earliest on a tie). A group holds only as many of the
 /// centre's siblings as its parent's trigger can name
-/// ([`super::abstraction::parent_trigger`]): a parent names every lesson
-/// it folds. Siblings left out stay active for a group of their own, or
-/// the next pass.
+/// ([`GroupName`]): a parent names every lesson it folds. Siblings left
+/// out stay active for a group of their own, or the next pass; a centre
+/// that cannot be named makes no group.
 fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>, String)> {
     // each lesson's siblings, ascending, in one buffer: the greedy loop
     // reads a centre's list on every pop, which maps of sets made 1 s of
@@ -910,7 +910,7 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
     // each trigger split once: a centre's group is named anew for every
     // sibling it tries
     let mut words: Vec<Vec<&str>> = vec![Vec::new(); n];
-    for &t in named_by.iter().flatten() {
+    for &t in centres.iter().chain(named_by.iter().flatten()) {
         if words[t].is_empty() {
             words[t] = trigger_words(when(t));
         }
@@ -925,6 +925,18 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
             .map(|&t| (when(t), words[t].as_slice()))
             .collect()
     };
+    let own = |c: usize| -> (&str, &[&str]) { (when(c), words[c].as_slice()) };
+    // a member joins named by the lessons it folds or, when those cannot
+    // be named together (a legacy parent's children, a note cycle), by
+    // its own trigger: whichever it joins by is in the name
+    fn join<'w>(
+        group: &mut GroupName<'w>,
+        folded: &[(&'w str, &'w [&'w str])],
+        own: (&'w str, &'w [&'w str]),
+    ) -> bool {
+        let is_own = folded.len() == 1 && std::ptr::eq(folded[0].0, own.0);
+        group.try_push(folded) || (!is_own && group.try_push(&[own]))
+    }
     let mut taken = vec![false; n];
     let free = |taken: &[bool], c: usize| siblings(c).filter(|&m| !taken[m]).count();
     // counts only fall as groups form: a popped count that is out of date
@@ -946,17 +958,19 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
         if count + 1 < min {
             break;
         }
+        // a centre is tried once, whether or not it makes a group
+        taken[centre] = true;
         let mut members = vec![centre];
         let mut group = GroupName::default();
-        group.try_push(&triggers(centre));
+        if !join(&mut group, &triggers(centre), own(centre)) {
+            continue;
+        }
         for m in siblings(centre).filter(|&m| !taken[m]) {
-            if group.try_push(&triggers(m)) {
+            if join(&mut group, &triggers(m), own(m)) {
                 members.push(m);
             }
         }
         let name = group.name();
-        // a centre is tried once, whether or not it makes a group
-        taken[centre] = true;
         if let (Some(name), true) = (name, members.len() >= min) {
             for &m in &members {
                 taken[m] = true;
@@ -974,9 +988,12 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
 /// children). A parent named by its children's names would list lists
 /// ("reviewing, editing or testing the parser, testing the lexer or …"
 /// after a few auto-sleeps over one template); named by the lessons
-/// underneath, it reads as one situation, and it still holds every word
-/// of every name it folds.
+/// underneath, it reads as one situation that names every lesson still
+/// folded under it.
 fn folded_triggers(ledger: &Ledger, folded: &HashMap<&str, Vec<usize>>, i: usize) -> Vec<usize> {
+    if !folded.contains_key(ledger.entries[i].id.as_str()) {
+        return vec![i];
+    }
     let mut leaves = Vec::new();
     let mut stack = vec![i];
     let mut seen = HashSet::default();
@@ -1621,6 +1638,14 @@ mod margin_tests {
         }
     }
 
+    /// Sleeps `l` with a judge that calls every pair siblings; the
+    /// parent is `id`.
+    fn sleep_as_siblings(l: &mut Ledger, id: &str) -> SleepReport {
+        let (report, _) = sleep(l, &mut Always([0.0, 0.0, 0.9, 0.1]), &mut || id.into(), NOW)
+            .expect("the judge does not fail");
+        report
+    }
+
     fn one_action(whens: &[String]) -> Ledger {
         let mut l = Ledger::new(vec![], Params::default());
         for (i, when) in whens.iter().enumerate() {
@@ -1738,13 +1763,7 @@ mod margin_tests {
             })
             .collect();
         let mut l = one_action(&whens);
-        let (report, _) = sleep(
-            &mut l,
-            &mut Always([0.0, 0.0, 0.9, 0.1]),
-            &mut || "p1".into(),
-            NOW,
-        )
-        .unwrap();
+        let report = sleep_as_siblings(&mut l, "p1");
         let parents: Vec<&str> = l
             .entries
             .iter()
@@ -1798,13 +1817,7 @@ mod margin_tests {
                 .when
                 .starts_with("editing or reviewing the parser")
         );
-        let (report, _) = sleep(
-            &mut l,
-            &mut Always([0.0, 0.0, 0.9, 0.1]),
-            &mut || "p3".into(),
-            NOW,
-        )
-        .unwrap();
+        let report = sleep_as_siblings(&mut l, "p3");
         assert_eq!(report.generalized, 1, "{report:?}");
         let parent = l.entries.last().unwrap();
         assert_eq!(
@@ -1813,6 +1826,34 @@ mod margin_tests {
             "profiling, editing, reviewing or testing the parser, lexer or type checker in repo r3"
         );
         assert_eq!(l.active_count(), 1);
+    }
+
+    /// A parent whose folded lessons cannot be named together (a parent
+    /// of the old "(general)" form folded more than one name can hold)
+    /// joins a group by its own trigger: the new parent still names it.
+    #[test]
+    fn a_parent_whose_lessons_cannot_be_named_together_joins_by_its_own_trigger() {
+        let mut whens: Vec<String> = (0..12)
+            .map(|i| format!("deploying the service-{i}-with-a-long-name of the fleet"))
+            .collect();
+        whens.push("(general) deploying the".into());
+        whens.push("deploying the API server to staging".into());
+        whens.push("deploying the web server to production".into());
+        let mut l = one_action(&whens);
+        for child in &mut l.entries[..12] {
+            child.status = Status::Dormant;
+            child.note = "folded under 0000000c".into();
+        }
+        assert_eq!(l.entries[12].id, "0000000c");
+        let report = sleep_as_siblings(&mut l, "p1");
+        assert_eq!(report.generalized, 1, "{report:?}");
+        let parent = l.entries.last().unwrap();
+        for member in &l.entries[12..15] {
+            assert_eq!(member.status, Status::Dormant, "{}", member.when);
+            for word in member.when.split_whitespace() {
+                assert!(parent.when.contains(word), "{word} not in {}", parent.when);
+            }
+        }
     }
 
     #[test]
