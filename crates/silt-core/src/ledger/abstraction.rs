@@ -247,14 +247,14 @@ impl<'w> GroupName<'w> {
     /// [`Self::listed`] already says) or when they do not look drawn
     /// from one template: a template's members share most of their
     /// words, or else the parts that differ are drawn from a few
-    /// alternatives ([`Self::repeats`]: four verbs over ten subjects). Commit titles that begin "test:" and
-    /// hold "test for" somewhere share a few words and differ everywhere
-    /// else; a name spliced around those words reads as nonsense
-    /// (measured on the groups a sleep pass formed over 5,999 lessons
-    /// from rust-lang/cargo's history: such groups share 6–31% of their
-    /// words and have a part that every member says differently; the
-    /// two templates among them, Renovate's "chore(deps): update … to
-    /// …", share 56–67%).
+    /// alternatives ([`Self::repeats`]: four verbs over ten subjects).
+    /// Commit titles that begin "test:" and hold "test for" somewhere
+    /// share a few words and differ everywhere else; a name spliced
+    /// around those words reads as nonsense (measured on the groups a
+    /// sleep pass formed over 5,999 lessons from rust-lang/cargo's
+    /// history: such groups share 6–31% of their words and have a part
+    /// that every member says differently; the two templates among
+    /// them, Renovate's "chore(deps): update … to …", share 56–67%).
     ///
     /// Two rules keep the pattern one a person would write: a part that
     /// some members have and others lack gives the neighbouring shared
@@ -514,14 +514,10 @@ fn common_subsequence(a: &[u32], b: &[u32]) -> Vec<(usize, usize)> {
 }
 
 /// What two words the same but for case have in common, and no two other
-/// words: ASCII lowercased in place, anything else lowercased whole, as
-/// `str::to_lowercase` does it (a final sigma included).
+/// words: the word lowercased whole, as `str::to_lowercase` does it (a
+/// final sigma included).
 fn word_key(word: &str) -> String {
-    if word.is_ascii() {
-        word.to_ascii_lowercase()
-    } else {
-        word.to_lowercase()
-    }
+    word.to_lowercase()
 }
 
 #[cfg(test)]
@@ -530,8 +526,8 @@ mod tests {
     use crate::ledger::meaning::tests::Rng;
     use crate::ledger::synthetic::{SUBJECTS, VERBS};
 
-    /// Lowercased in place or whole, words have one key exactly when
-    /// their lowercased forms are the same, in and out of ASCII.
+    /// Words have one key exactly when their lowercased forms are the
+    /// same, in and out of ASCII.
     #[test]
     fn words_are_the_same_when_their_lowercase_is() {
         let words = [
