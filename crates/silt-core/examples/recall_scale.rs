@@ -11,11 +11,17 @@
 //! recall by meaning instead (`Ledger::recall_near`, plus the check that
 //! every lesson has its vectors, as the engine makes it per recall), on
 //! generated vectors: the context's embedding is not in the figure.
+//! With `--slept`, the ledger is slept first with the lexical judge, so
+//! recall reads parents through the lessons folded under them; add
+//! `--unfolded` to time recall on that ledger with the fold's notes
+//! cleared, parents read by their own text only.
 
 use std::time::Instant;
 
 use silt_core::ledger::meaning::{Cuts, quantise};
 use silt_core::ledger::ops::Ledger;
+use silt_core::ledger::relate::LexicalRelations;
+use silt_core::ledger::sleep::sleep;
 use silt_core::ledger::{Params, synthetic};
 
 /// A unit vector for `text`, the same every time: a hash-seeded random
@@ -45,6 +51,8 @@ fn vector(text: &str, dim: usize) -> Vec<f32> {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let meaning = args.iter().any(|a| a == "--meaning");
+    let slept = args.iter().any(|a| a == "--slept");
+    let unfolded = args.iter().any(|a| a == "--unfolded");
     let sizes: Vec<usize> = args
         .iter()
         .filter(|a| !a.starts_with("--"))
@@ -53,6 +61,28 @@ fn main() {
     let now = 1.8e9;
     for n in sizes {
         let mut ledger = Ledger::new(synthetic::agent_entries(n, now), Params::default());
+        if slept {
+            let mut parents = 0;
+            sleep(
+                &mut ledger,
+                &mut LexicalRelations(Params::default()),
+                &mut || {
+                    parents += 1;
+                    format!("p{parents:07}")
+                },
+                now,
+            )
+            .expect("the lexical judge does not fail");
+            if unfolded {
+                // the same ledger as if recall could not see under a
+                // parent (before 2026-12-06): the fold's notes cleared
+                for e in &mut ledger.entries {
+                    if e.note.starts_with("folded under ") {
+                        e.note.clear();
+                    }
+                }
+            }
+        }
         let contexts = synthetic::agent_contexts(201);
         if meaning {
             let texts = ledger.texts_to_embed();

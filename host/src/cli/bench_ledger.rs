@@ -197,17 +197,7 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
     let first_sync_ms = t.elapsed().as_secs_f64() * 1000.0;
-    let mut recall = Vec::new();
-    let mut recalled = 0;
-    for context in args.text.contexts(args.calls) {
-        let t = Instant::now();
-        let out = tools
-            .recall(arg(json!({"context": context})))
-            .await
-            .map_err(|e| anyhow::anyhow!(e))?;
-        recall.push(t.elapsed());
-        recalled += out["count"].as_u64().unwrap_or(0);
-    }
+    let (recall, recalled) = timed_recalls(&tools, &args).await?;
     let mut capture = Vec::new();
     for i in 0..args.calls {
         let t = Instant::now();
@@ -286,6 +276,12 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         }
         let first_checked_ms = checked[0].as_secs_f64() * 1000.0;
         drop(checking);
+        // the same contexts recalled over the slept ledger, where parents
+        // are read through the lessons folded under them
+        let (after, recalled_after) = timed_recalls(&tools, &args).await?;
+        silt["recall_after_sleep_p50_ms"] = json!(p50(after));
+        silt["recall_after_sleep_mean_hits"] =
+            json!(recalled_after as f64 / args.calls.max(1) as f64);
         silt["capture_with_sleep_check_first_ms"] = json!(first_checked_ms);
         silt["capture_with_sleep_check_p50_ms"] = json!(p50(checked));
         silt["sleep_ms"] = json!(sleep_ms);
@@ -380,6 +376,25 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
 
 /// Ledger tools on a new ledger at `db` holding the generated lessons of
 /// `json_path`, auto-sleep off.
+/// Recalls each of the text's contexts once: each call's time, and how
+/// many lessons they recalled in all.
+async fn timed_recalls(
+    tools: &LedgerTools,
+    args: &BenchLedgerArgs,
+) -> Result<(Vec<Duration>, u64)> {
+    let mut times = Vec::new();
+    let mut recalled = 0;
+    for context in args.text.contexts(args.calls) {
+        let t = Instant::now();
+        let mut call = serde_json::Map::new();
+        call.insert("context".into(), json!(context));
+        let out = tools.recall(call).await.map_err(|e| anyhow::anyhow!(e))?;
+        times.push(t.elapsed());
+        recalled += out["count"].as_u64().unwrap_or(0);
+    }
+    Ok((times, recalled))
+}
+
 async fn imported(
     app: &App,
     json_path: &Path,

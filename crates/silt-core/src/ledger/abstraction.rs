@@ -8,6 +8,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::entry::{Entry, Status};
 use super::events::{Event, EventKind};
+use super::folded::FOLDED_UNDER;
 use super::limits::MAX_TEXT_CHARS;
 use super::ops::Ledger;
 
@@ -53,7 +54,7 @@ pub fn abstract_parent(
     for &m in members {
         let e = &mut ledger.entries[m];
         e.status = Status::Dormant;
-        e.note = format!("folded under {}", parent.id);
+        e.note = format!("{FOLDED_UNDER}{}", parent.id);
         children.push(e.id.clone());
     }
     let event = Event::new(

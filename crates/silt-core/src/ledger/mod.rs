@@ -10,6 +10,7 @@ pub mod demo;
 mod dense_counts;
 pub mod entry;
 pub mod events;
+pub(crate) mod folded;
 mod ivf;
 pub mod limits;
 pub mod meaning;

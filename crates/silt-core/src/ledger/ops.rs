@@ -10,6 +10,7 @@ use super::Params;
 use super::best_first::visit_in_order;
 use super::entry::{Entry, Status};
 use super::events::{Event, EventKind};
+use super::folded::{Positions, is_folded};
 use super::meaning::{Cuts, VectorCache, dot};
 use super::recall_index::RecallIndex;
 use super::relate::Verdict;
@@ -39,6 +40,9 @@ pub struct Ledger {
     pub params: Params,
     /// Recall's term sets ("when prefer") and content-word postings.
     recall_index: RecallIndex,
+    /// Entries' positions by id: which parent a folded lesson is recalled
+    /// for.
+    positions: Positions,
     /// The trigger's term sets per entry, by position.
     trigger_sets: Vec<Option<CachedSets>>,
     vocabulary: Vocabulary,
@@ -58,6 +62,12 @@ pub struct Ledger {
     /// buffer, not scattered among the actions' rows in `vectors`, halved
     /// its scan (examples/recall_meaning.rs). Costs one row per lesson.
     trigger_rows: Rows,
+}
+
+/// Whether recall by meaning reads `e`'s vectors: an active lesson's, or
+/// a folded one's for its parent.
+fn has_vectors(e: &Entry) -> bool {
+    e.status == Status::Active || is_folded(e)
 }
 
 /// An entry's term sets with the texts they were built from, so an entry
@@ -180,15 +190,16 @@ impl Ledger {
             .count()
     }
 
-    /// Active lessons' texts (triggers and actions) the vector cache does
-    /// not hold yet, each once.
+    /// The texts (triggers and actions) of active lessons, and of lessons
+    /// folded under a parent (recall reads their situations for the
+    /// parent), that the vector cache does not hold yet, each once.
     pub fn texts_to_embed(&mut self) -> Vec<String> {
         self.refresh_lesson_rows();
         let mut seen = std::collections::HashSet::new();
         self.entries
             .iter()
             .zip(&self.lesson_rows)
-            .filter(|(e, rows)| e.status == Status::Active && rows.is_none())
+            .filter(|(e, rows)| has_vectors(e) && rows.is_none())
             .flat_map(|(e, _)| [e.when.as_str(), e.prefer.as_str()])
             .filter(|t| self.vectors.get(t).is_none() && seen.insert(*t))
             .map(str::to_string)
@@ -197,7 +208,8 @@ impl Ledger {
 
     /// Keeps a judge's vectors for `texts`, with its cut-offs; from then on
     /// candidate pairs by meaning join the lexical ones. Texts of lessons
-    /// no longer active are dropped once they outnumber the live ones.
+    /// neither active nor folded are dropped once they outnumber the live
+    /// ones.
     pub fn learn_vectors(
         &mut self,
         texts: &[String],
@@ -205,12 +217,12 @@ impl Ledger {
         cuts: Cuts,
     ) -> Result<(), String> {
         self.vectors.learn(texts, vectors, cuts)?;
-        let active = self.active_count();
-        if self.vectors.len() > 4 * active + 64 {
+        let live = self.entries.iter().filter(|e| has_vectors(e)).count();
+        if self.vectors.len() > 4 * live + 64 {
             let live: std::collections::HashSet<&str> = self
                 .entries
                 .iter()
-                .filter(|e| e.status == Status::Active)
+                .filter(|e| has_vectors(e))
                 .flat_map(|e| [e.when.as_str(), e.prefer.as_str()])
                 .collect();
             self.vectors.retain(|t| live.contains(t));
@@ -218,7 +230,8 @@ impl Ledger {
         Ok(())
     }
 
-    /// Brings `lesson_rows` up to date for the active entries.
+    /// Brings `lesson_rows` up to date for the active entries and those
+    /// folded under a parent.
     fn refresh_lesson_rows(&mut self) {
         if self.lesson_rows_generation != self.vectors.generation() {
             self.lesson_rows.clear();
@@ -232,7 +245,7 @@ impl Ledger {
             .zip(self.lesson_rows.iter_mut())
             .enumerate()
         {
-            if rows.is_none() && e.status == Status::Active {
+            if rows.is_none() && has_vectors(e) {
                 *rows = self
                     .vectors
                     .row_of(&e.when)
@@ -255,6 +268,10 @@ impl Ledger {
     /// with the context: trigrams alone ("ing", " th") link any two English
     /// texts, and a lesson with no word in common is no evidence. So an
     /// unrelated context fires nothing rather than the k most confident.
+    /// An abstracted parent is scored by the nearest of its own text and
+    /// those of the lessons folded under it ([`super::folded`]), so a
+    /// context that recalled a lesson before it was folded recalls its
+    /// parent as surely.
     pub fn recall(&mut self, context: &str, k: usize, now: f64) -> (Vec<usize>, Vec<Event>) {
         let scored = self.recall_scores(context, k, now);
         self.fire(scored, now)
@@ -267,10 +284,14 @@ impl Ledger {
     fn recall_scores(&mut self, context: &str, k: usize, now: f64) -> Vec<(usize, f64)> {
         self.recall_index
             .catch_up(&self.entries, &mut self.vocabulary);
+        self.positions.catch_up(&self.entries);
         let query = self.vocabulary.look_up(context);
         let content = self.vocabulary.content_ids(context);
+        let (entries, positions) = (&self.entries, &self.positions);
         self.recall_index
-            .top(&self.entries, &query, &content, k, now)
+            .top(entries, &query, &content, k, now, |i| {
+                positions.recalled_for(entries, i)
+            })
     }
 
     /// Puts `e` at position `i` (a new version of that lesson from the
@@ -293,9 +314,11 @@ impl Ledger {
     /// the rest are ranked by [`Self::rank_by_meaning`], two
     /// lessons counting as one when their situations and actions are both
     /// at `related_above` or nearer and their actions agree in polarity
-    /// (what sleep would merge or fold under one parent). None when an
-    /// active lesson has no vector yet or none is active: recall then
-    /// goes the lexical way.
+    /// (what sleep would merge or fold under one parent). An abstracted
+    /// parent's situation is the nearest of its own and those of the
+    /// lessons folded under it that have vectors ([`super::folded`]).
+    /// None when an active lesson has no vector yet or none is active:
+    /// recall then goes the lexical way.
     pub fn recall_near(
         &mut self,
         query: &[i8],
@@ -305,6 +328,23 @@ impl Ledger {
         now: f64,
     ) -> Option<(Vec<usize>, Vec<Event>)> {
         self.refresh_lesson_rows();
+        self.positions.catch_up(&self.entries);
+        // each parent's nearest folded situation; one under the floor
+        // cannot lift its parent over it, nor over its own situation
+        let mut folded: rustc_hash::FxHashMap<usize, f64> = Default::default();
+        for (i, e) in self.entries.iter().enumerate() {
+            if !is_folded(e) || self.lesson_rows[i].is_none() {
+                continue;
+            }
+            let r = f64::from(dot(query, self.trigger_rows.row(i)));
+            if r < unrelated_below {
+                continue;
+            }
+            if let Some(parent) = self.positions.recalled_for(&self.entries, i) {
+                let best = folded.entry(parent).or_insert(r);
+                *best = best.max(r);
+            }
+        }
         let (mut any, mut candidates, mut relevance, mut bounds) = (false, vec![], vec![], vec![]);
         for (i, e) in self.entries.iter().enumerate() {
             if e.status != Status::Active {
@@ -313,7 +353,8 @@ impl Ledger {
             any = true;
             let (trigger, _) = self.lesson_rows[i]?;
             debug_assert_eq!(self.trigger_rows.row(i), self.vectors.row(trigger));
-            let r = f64::from(dot(query, self.trigger_rows.row(i)));
+            let own = f64::from(dot(query, self.trigger_rows.row(i)));
+            let r = folded.get(&i).map_or(own, |&f| own.max(f));
             // only the lessons that may fire are ranked and read for
             // duplicates; their bounds are taken here, while the entry is
             // at hand (a second pass over 100k entries cost 2 ms)
@@ -1365,6 +1406,73 @@ mod tests {
             e.status = Status::Retired;
         }
         assert!(l.recall_near(&query, 0.8, 0.3, 5, NOW).is_none());
+    }
+
+    #[test]
+    fn recall_near_reads_a_parent_by_the_situations_folded_under_it() {
+        let mut l = ledger_with(&[
+            ("a", "calling the payments API", "set a timeout"),
+            ("b", "calling a weather service", "set a timeout"),
+            (
+                "p",
+                "calling the payments API or a weather service",
+                "set a timeout",
+            ),
+            ("c", "deploying a database", "take a backup first"),
+        ]);
+        let cuts = Cuts {
+            trigger: 0.5,
+            lesson: 0.5,
+            action: 0.5,
+        };
+        let v = |x: f32, y: f32| {
+            let n = (x * x + y * y).sqrt();
+            vec![x / n, y / n]
+        };
+        // the parent's own situation sits between its children's, under
+        // the floor for a context near one of them
+        let texts: Vec<String> = [
+            ("calling the payments API", v(1.0, 0.0)),
+            ("calling a weather service", v(0.0, 1.0)),
+            ("calling the payments API or a weather service", v(0.2, 1.0)),
+            ("deploying a database", v(-1.0, 0.3)),
+            ("set a timeout", v(1.0, 1.0)),
+            ("take a backup first", v(-1.0, 1.0)),
+        ]
+        .iter()
+        .map(|(t, _)| t.to_string())
+        .collect();
+        let vectors = vec![
+            v(1.0, 0.0),
+            v(0.0, 1.0),
+            v(0.2, 1.0),
+            v(-1.0, 0.3),
+            v(1.0, 1.0),
+            v(-1.0, 1.0),
+        ];
+        for (i, child) in [0, 1].into_iter().enumerate() {
+            l.entries[child].status = Status::Dormant;
+            l.entries[child].note = format!("folded under {}", l.entries[2].id);
+            assert_eq!(i, child);
+        }
+        l.learn_vectors(&texts, &vectors, cuts).unwrap();
+        assert!(l.texts_to_embed().is_empty(), "the children's are kept");
+        let query = crate::ledger::meaning::quantise(&v(1.0, 0.05));
+        let (hits, _) = l.recall_near(&query, 0.9, 0.5, 5, NOW).unwrap();
+        assert_eq!(hits, vec![2], "the parent, through its first child");
+        // a child whose vectors were never learnt leaves the parent to
+        // its own situation, and is asked for
+        let mut fresh = l.entries[0].clone();
+        fresh.when = "calling the billing API".into();
+        l.replace_entry(0, fresh);
+        assert_eq!(l.texts_to_embed(), vec!["calling the billing API"]);
+        let (hits, _) = l.recall_near(&query, 0.9, 0.5, 5, NOW).unwrap();
+        assert!(hits.is_empty(), "{hits:?}");
+        // a child no longer folded (revived) recalls for itself
+        l.entries[1].status = Status::Active;
+        let query = crate::ledger::meaning::quantise(&v(0.05, 1.0));
+        let (hits, _) = l.recall_near(&query, 0.9, 0.5, 5, NOW).unwrap();
+        assert_eq!(hits[0], 1, "{hits:?}");
     }
 
     #[test]

@@ -104,12 +104,14 @@ impl RecallIndex {
         }
     }
 
-    /// The `k` best (position, score) of the active entries holding one of
-    /// `content` (the context's content-word ids, sorted), where an
-    /// entry's score is `query.similarity(its sets) × effective(now)`, the
-    /// best first, ties to the lower position; only scores above 0. Every
-    /// entry must be indexed with its current text (see
-    /// [`Self::is_current`]).
+    /// The `k` best (position, score) of the active entries, where an
+    /// entry's score is `query.similarity(sets) × effective(now)` for
+    /// the nearest of its own text and those of the entries
+    /// `recalled_for` maps to it (the lessons folded under it), each
+    /// text counted only if it holds one of `content` (the context's
+    /// content-word ids, sorted); the best first, ties to the lower
+    /// position; only scores above 0. Every entry must be indexed with
+    /// its current text (see [`Self::is_current`]).
     pub fn top(
         &mut self,
         entries: &[Entry],
@@ -117,6 +119,7 @@ impl RecallIndex {
         content: &[u32],
         k: usize,
         now: f64,
+        recalled_for: impl Fn(usize) -> Option<usize>,
     ) -> Vec<(usize, f64)> {
         let n = self.indexed.len();
         self.word_hits.resize(n, 0);
@@ -150,26 +153,31 @@ impl RecallIndex {
                 None => {}
             }
         }
-        // (bound, position, effective) of the active entries held
-        let mut bounded: Vec<(f64, u32, f64)> = Vec::with_capacity(held.len());
+        // (bound, position, effective, the active entry it scores for)
+        // of the entries held: the active ones and those folded under one
+        let mut bounded: Vec<(f64, u32, f64, u32)> = Vec::with_capacity(held.len());
         for &p in &held {
             let i = p as usize;
             let (words, grams) = (self.word_hits[i], self.gram_hits[i]);
             self.word_hits[i] = 0;
             self.gram_hits[i] = 0;
-            let e = &entries[i];
-            if e.status != Status::Active {
-                continue;
-            }
+            let target = if entries[i].status == Status::Active {
+                i
+            } else {
+                match recalled_for(i) {
+                    Some(a) => a,
+                    None => continue,
+                }
+            };
             let sets = &self.indexed[i].sets;
-            let effective = e.effective(now);
+            let effective = entries[target].effective(now);
             let most = query.similarity_at_most(
                 sets.token_count(),
                 sets.trigram_count(),
                 usize::from(words) + other_tokens,
                 usize::from(grams) + common_grams,
             );
-            bounded.push((most * effective, p, effective));
+            bounded.push((most * effective, p, effective, target as u32));
         }
         // best bound first (a slice at a time: the scoring usually stops
         // early, and sorting every holder cost as much as the rest of a
@@ -177,10 +185,11 @@ impl RecallIndex {
         // order until no bound left can reach the k-th best score (a
         // bound equal to it could tie and win on position, so only a
         // lower one stops)
-        let order =
-            |a: &(f64, u32, f64), b: &(f64, u32, f64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        let order = |a: &(f64, u32, f64, u32), b: &(f64, u32, f64, u32)| {
+            b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+        };
         let mut best: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
-        visit_in_order(&mut bounded, order, |(bound, p, effective)| {
+        visit_in_order(&mut bounded, order, |(bound, p, effective, target)| {
             if best.len() == k && bound < best[k - 1].1 {
                 return false;
             }
@@ -190,10 +199,18 @@ impl RecallIndex {
                 "entry {i} changed text unindexed"
             );
             let s = query.similarity(&self.indexed[i].sets) * effective;
+            let t = target as usize;
             if s > 0.0 {
-                let at = best.partition_point(|&(j, t)| t > s || (t == s && j < i));
+                // a parent met again through another text keeps its best
+                if let Some(at) = best.iter().position(|&(j, _)| j == t) {
+                    if best[at].1 >= s {
+                        return true;
+                    }
+                    best.remove(at);
+                }
+                let at = best.partition_point(|&(j, u)| u > s || (u == s && j < t));
                 if at < k {
-                    best.insert(at, (i, s));
+                    best.insert(at, (t, s));
                     best.truncate(k);
                 }
             }
@@ -305,27 +322,43 @@ mod tests {
         }
     }
 
-    /// Recall as a scan of every entry, from the definitions alone.
+    /// Recall as a scan of every entry, from the definitions alone: an
+    /// active entry's score is the best of its own text's and those of
+    /// the entries folded under it, at any depth (notes followed here
+    /// one by one, not through [`super::super::folded::Positions`]).
     fn scan(l: &Ledger, context: &str, k: usize) -> Vec<(usize, f64)> {
         let content: Vec<String> = tokens(context)
             .into_iter()
             .filter(|t| t.chars().count() > 1 && !crate::text::is_stopword(t))
             .collect();
-        let mut scored: Vec<(usize, f64)> = l
-            .entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.status == Status::Active)
-            .filter_map(|(i, e)| {
-                let text = format!("{} {}", e.when, e.prefer);
-                let mine = tokens(&text);
-                content
-                    .iter()
-                    .any(|t| mine.contains(t))
-                    .then(|| (i, text_sim(context, &text) * e.effective(NOW)))
-            })
-            .filter(|(_, s)| *s > 0.0)
-            .collect();
+        let active_above = |mut i: usize| -> Option<usize> {
+            for _ in 0..l.entries.len() {
+                let e = &l.entries[i];
+                if e.status == Status::Active {
+                    return Some(i);
+                }
+                let parent = e.note.strip_prefix("folded under ")?;
+                if e.status != Status::Dormant {
+                    return None;
+                }
+                i = l.entries.iter().position(|p| p.id == parent)?;
+            }
+            None
+        };
+        let mut best: std::collections::BTreeMap<usize, f64> = Default::default();
+        for (i, e) in l.entries.iter().enumerate() {
+            let Some(a) = active_above(i) else { continue };
+            let text = format!("{} {}", e.when, e.prefer);
+            let mine = tokens(&text);
+            if !content.iter().any(|t| mine.contains(t)) {
+                continue;
+            }
+            let s = text_sim(context, &text) * l.entries[a].effective(NOW);
+            if s > 0.0 && best.get(&a).is_none_or(|&b| s > b) {
+                best.insert(a, s);
+            }
+        }
+        let mut scored: Vec<(usize, f64)> = best.into_iter().collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         scored.truncate(k);
         scored
@@ -350,6 +383,20 @@ mod tests {
                 e.when = phrase(&mut rng);
                 entries.push(e);
             }
+            // parents over groups of three, named by their triggers
+            // joined, some of them folded under parents in turn
+            for g in 0..n / 10 {
+                let members: Vec<usize> = (0..3).map(|_| rng.below(entries.len())).collect();
+                let when: Vec<String> = members.iter().map(|&m| entries[m].when.clone()).collect();
+                let mut parent = rng.entry(n + g);
+                parent.when = when.join(" or ");
+                parent.status = Status::Active;
+                for m in members {
+                    entries[m].status = Status::Dormant;
+                    entries[m].note = format!("folded under {}", parent.id);
+                }
+                entries.push(parent);
+            }
             let mut l = Ledger::new(entries, Default::default());
             for step in 0..15 {
                 let context = phrase(&mut rng);
@@ -370,7 +417,15 @@ mod tests {
             let mut l = Ledger::new(entries, Default::default());
             for step in 0..30 {
                 // the ledger changes between recalls as it does in use
-                match rng.below(4) {
+                match rng.below(5) {
+                    3 => {
+                        // folded under another lesson (a parent, a
+                        // parent's parent, a retired one, or a cycle)
+                        let i = rng.below(l.entries.len());
+                        let parent = l.entries[rng.below(l.entries.len())].id.clone();
+                        l.entries[i].status = Status::Dormant;
+                        l.entries[i].note = format!("folded under {parent}");
+                    }
                     0 => {
                         let e = rng.entry(l.entries.len());
                         l.entries.push(e);

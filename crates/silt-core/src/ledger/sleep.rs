@@ -16,6 +16,7 @@ use super::abstraction::{GroupName, abstract_parent, trigger_words};
 use super::candidates::{MAX_PARTNERS, PartnerGroups, PartnerSearch};
 use super::entry::{Entry, Status};
 use super::events::Event;
+use super::folded::FOLDED_UNDER;
 use super::meaning::check_pairs;
 use super::ops::Ledger;
 use super::relate::{Decision, Lesson, Relation, RelationJudge, Verdict, decide};
@@ -897,7 +898,7 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
     // of the lessons it folds
     let mut folded: HashMap<&str, Vec<usize>> = HashMap::default();
     for (k, e) in ledger.entries.iter().enumerate() {
-        if let Some(parent) = e.note.strip_prefix("folded under ")
+        if let Some(parent) = e.note.strip_prefix(FOLDED_UNDER)
             && e.status == Status::Dormant
         {
             folded.entry(parent).or_default().push(k);
@@ -1080,7 +1081,7 @@ mod tests {
 
         let (report, events) = sleep(
             &mut ledger,
-            &mut LexicalRelations(Params::default()),
+            &mut crate::ledger::relate::LexicalRelations(Params::default()),
             &mut ids(),
             NOW,
         )
@@ -1151,7 +1152,7 @@ mod tests {
         );
         let (report, _) = sleep(
             &mut ledger,
-            &mut LexicalRelations(Params::default()),
+            &mut crate::ledger::relate::LexicalRelations(Params::default()),
             &mut ids(),
             NOW,
         )
@@ -1502,7 +1503,7 @@ mod tests {
         ledger.entries.truncate(8); // drop the futures sibling and the JSON lesson
         let (report, _) = sleep(
             &mut ledger,
-            &mut LexicalRelations(Params::default()),
+            &mut crate::ledger::relate::LexicalRelations(Params::default()),
             &mut ids(),
             NOW,
         )
@@ -1658,6 +1659,74 @@ mod margin_tests {
             );
         }
         l
+    }
+
+    /// Folding keeps what recall found: a context naming one folded
+    /// situation recalls its parent, though the parent's trigger lists
+    /// many and lessons with other advice share the context's words.
+    #[test]
+    fn a_lesson_recalled_before_it_was_folded_recalls_its_parent() {
+        let mut l = Ledger::new(vec![], Params::default());
+        let mut whens = Vec::new();
+        for verb in ["editing", "testing", "reviewing"] {
+            for part in ["parser", "lexer", "type checker", "code generator"] {
+                whens.push(format!("{verb} the {part} in repo r3"));
+            }
+        }
+        let ours = "run the focused tests first";
+        // each its own advice, so none of them are siblings
+        let others = [
+            "tag the release candidate",
+            "ping the owning team",
+            "write a changelog entry",
+            "bump the version number",
+            "check the flaky test list",
+            "update the snapshot files",
+            "take a backup first",
+            "note the decision in the ADR",
+            "pin the versions",
+            "ask before deleting anything",
+            "log the request id",
+            "keep the change small",
+        ];
+        for (i, when) in whens.iter().enumerate() {
+            l.capture(format!("a{i:07}"), when, ours, Feedback::Neutral, NOW);
+            let later = format!("{when} before a release");
+            l.capture(
+                format!("b{i:07}"),
+                &later,
+                others[i],
+                Feedback::Neutral,
+                NOW,
+            );
+        }
+        let advice = |l: &mut Ledger, when: &str| -> String {
+            let (hits, _) = l.recall(when, 1, NOW);
+            l.entries[hits[0]].prefer.clone()
+        };
+        for when in &whens {
+            assert_eq!(advice(&mut l, when), ours, "before: {when}");
+        }
+        let mut n = 0;
+        let (report, _) = sleep(
+            &mut l,
+            &mut crate::ledger::relate::LexicalRelations(Params::default()),
+            &mut || {
+                n += 1;
+                format!("p{n:07}")
+            },
+            NOW,
+        )
+        .unwrap();
+        let folded = l
+            .entries
+            .iter()
+            .filter(|e| e.status == Status::Dormant && e.prefer == ours)
+            .count();
+        assert!(report.generalized >= 1 && folded >= 9, "{report:?}");
+        for when in &whens {
+            assert_eq!(advice(&mut l, when), ours, "after: {when}");
+        }
     }
 
     #[test]

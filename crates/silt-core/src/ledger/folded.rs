@@ -1,0 +1,174 @@
+//! Which active lesson recalls a folded one in its place.
+//!
+//! Sleep folds siblings under an abstracted parent: the children turn
+//! dormant with the note "folded under ID", and the parent's trigger names
+//! every child's situation. Named together, though, a group reads as one
+//! long list or pattern ("editing the parser in repo r0, testing the auth
+//! middleware in repo r0 before a release or …"), which a context naming
+//! one of its situations matches only in part: ranked by its own text, a
+//! parent loses to lessons with other advice that match better, and the
+//! fold costs recall what it was meant to keep. So recall scores a parent
+//! by its own text or by any lesson folded under it, whichever is nearer
+//! the context (`Ledger::recall`, `Ledger::recall_near`).
+
+use std::cell::Cell;
+
+use rustc_hash::FxHashMap;
+
+use super::entry::{Entry, Status};
+
+/// The note a folded lesson carries, before its parent's id.
+pub const FOLDED_UNDER: &str = "folded under ";
+
+/// Whether `e` is a lesson folded under a parent (which may itself be
+/// gone: see [`Positions::recalled_for`]).
+pub fn is_folded(e: &Entry) -> bool {
+    e.status == Status::Dormant && e.note.starts_with(FOLDED_UNDER)
+}
+
+/// Parents folded under parents, at most this deep: a chain longer than
+/// any sleep makes is a cycle of hand-edited notes.
+const MAX_DEPTH: usize = 64;
+
+/// Each entry's position by id, caught up as the ledger grows (an entry
+/// keeps its id at its position; a ledger that shrank is read again), and
+/// the parent each folded entry was last found under.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Positions {
+    by_id: FxHashMap<Box<str>, u32>,
+    read: usize,
+    /// Per entry, the position of the parent its note named when last
+    /// looked up ([`NO_LINK`] if none): checked against the note on every
+    /// use, so a note changed since is looked up again. A recall meets
+    /// every folded lesson that shares a word with the context, tens of
+    /// thousands in text agents write, and hashing each one's parent id
+    /// made a recall over 100k slept lessons several times slower.
+    links: Vec<Cell<u32>>,
+}
+
+const NO_LINK: u32 = u32::MAX;
+
+impl Positions {
+    /// Reads the ids of the entries appended since the last call.
+    pub fn catch_up(&mut self, entries: &[Entry]) {
+        if entries.len() < self.read {
+            *self = Positions::default();
+        }
+        for (i, e) in entries.iter().enumerate().skip(self.read) {
+            self.by_id.insert(e.id.as_str().into(), i as u32);
+        }
+        self.read = entries.len();
+        self.links.resize_with(entries.len(), || Cell::new(NO_LINK));
+    }
+
+    /// The parent entry `i`'s note names, if it names one.
+    fn parent(&self, entries: &[Entry], i: usize) -> Option<usize> {
+        let id = entries[i].note.strip_prefix(FOLDED_UNDER)?;
+        let link = self.links.get(i)?;
+        let known = link.get() as usize;
+        if entries.get(known).is_some_and(|p| p.id == id) {
+            return Some(known);
+        }
+        let found = self.of(entries, id)?;
+        link.set(found as u32);
+        Some(found)
+    }
+
+    fn of(&self, entries: &[Entry], id: &str) -> Option<usize> {
+        let i = *self.by_id.get(id)? as usize;
+        // checked, not trusted: a position read before its entry was
+        // replaced with another lesson names nothing
+        (entries.get(i)?.id == id).then_some(i)
+    }
+
+    /// The active lesson recalled in place of entry `i`: the parent it is
+    /// folded under, or that parent's when it is folded in turn. None for
+    /// an entry that is not dormant under a parent, or whose ancestors
+    /// are gone (retired, evicted) or not all read by `catch_up`.
+    pub fn recalled_for(&self, entries: &[Entry], i: usize) -> Option<usize> {
+        let mut at = i;
+        for _ in 0..MAX_DEPTH {
+            let e = &entries[at];
+            if e.status != Status::Dormant {
+                return None;
+            }
+            at = self.parent(entries, at)?;
+            if entries[at].status == Status::Active {
+                return Some(at);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, status: Status, note: &str) -> Entry {
+        let mut e = Entry::new(id.into(), "w".into(), "p".into(), 0.5, 0, 0.0);
+        e.status = status;
+        e.note = note.into();
+        e
+    }
+
+    #[test]
+    fn a_folded_lesson_is_recalled_as_its_nearest_active_ancestor() {
+        let under = |p: &str| format!("{FOLDED_UNDER}{p}");
+        let entries = vec![
+            entry("a", Status::Dormant, &under("p")),
+            entry("p", Status::Dormant, &under("g")),
+            entry("g", Status::Active, "abstracted parent"),
+            entry("b", Status::Dormant, &under("q")),
+            entry("q", Status::Retired, "abstracted parent"),
+            entry("c", Status::Dormant, "faded"),
+            entry("x", Status::Dormant, &under("y")),
+            entry("y", Status::Dormant, &under("x")),
+            entry("d", Status::Active, &under("g")),
+            entry("e", Status::Dormant, &under("nobody")),
+        ];
+        let mut at = Positions::default();
+        at.catch_up(&entries);
+        let got: Vec<Option<usize>> = (0..entries.len())
+            .map(|i| at.recalled_for(&entries, i))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                Some(2), // through a parent folded in turn
+                Some(2),
+                None, // active itself
+                None, // its parent retired
+                None,
+                None, // dormant, folded under nobody
+                None, // a cycle of notes
+                None,
+                None, // revived: active, its old note kept
+                None, // an unknown parent
+            ]
+        );
+    }
+
+    #[test]
+    fn positions_follow_the_ledger_as_it_grows_and_is_rebuilt() {
+        let mut entries = vec![
+            entry("a", Status::Dormant, "folded under p"),
+            entry("p", Status::Active, ""),
+        ];
+        let mut at = Positions::default();
+        at.catch_up(&entries);
+        assert_eq!(at.recalled_for(&entries, 0), Some(1));
+        // a new parent appended
+        entries[0].note = "folded under q".into();
+        entries.push(entry("q", Status::Active, ""));
+        assert_eq!(at.recalled_for(&entries, 0), None, "not read yet");
+        at.catch_up(&entries);
+        assert_eq!(at.recalled_for(&entries, 0), Some(2));
+        // rebuilt in another order: read again, never trusted stale
+        entries.swap(1, 2);
+        assert_eq!(at.recalled_for(&entries, 0), None);
+        entries.pop();
+        at.catch_up(&entries);
+        assert_eq!(at.recalled_for(&entries, 0), Some(1));
+    }
+}
