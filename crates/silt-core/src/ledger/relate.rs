@@ -209,8 +209,11 @@ fn restates(clause: &[u32], action: &[u32]) -> bool {
 #[derive(Debug, Clone)]
 pub struct TriggerWords {
     sets: TermSets,
-    /// Content terms, stemmed, stopwords left out.
+    /// Content terms, stemmed, stopwords left out; a mark for "not" among
+    /// them when the trigger says it ([`trigger_terms`]).
     terms: Vec<u32>,
+    /// Whether `terms` holds that mark.
+    says_not: bool,
 }
 
 /// What [`lexical_relation`] reads from an action (see [`TriggerWords`]).
@@ -236,9 +239,11 @@ struct WordReader {
 
 impl WordReader {
     fn trigger(&mut self, when: &str) -> TriggerWords {
+        let says_not = crate::text::says_not_anywhere(when);
         TriggerWords {
             sets: self.vocabulary.learn(when),
-            terms: self.vocabulary.ids_of(trigger_terms(when)),
+            terms: self.vocabulary.ids_of(trigger_terms(when, says_not)),
+            says_not,
         }
     }
 
@@ -394,7 +399,12 @@ fn kept<T>(
 ///   4 spaces") as a synonym, so such a pair leans to merge (0.6) and is
 ///   held for review under any margin.
 /// - **sibling** (0.8) for related situations (`trigger_threshold` or more)
-///   with the same action and the same polarity.
+///   with the same action and the same polarity; and (0.6) for triggers
+///   under `trigger_threshold` but at `candidate_threshold` or more that
+///   share a topic ([`one_topic`]), where one action restates the other
+///   ("editing the parser" / "editing the type checker" → "run the
+///   focused tests first"). Folding siblings retires nothing, and the
+///   parent's trigger names every word of theirs.
 /// - **distinct** otherwise.
 pub fn lexical_relation(a: &Lesson<'_>, b: &Lesson<'_>, p: &Params) -> Relation {
     KeptReadings::default().relation(a, b, p)
@@ -408,11 +418,18 @@ pub fn relation_of_words(
 ) -> Relation {
     const DISTINCT: Relation = [0.0, 0.0, 0.0, 1.0];
     let trigger = a.0.sets.similarity(&b.0.sets);
-    if trigger < p.trigger_threshold {
-        return DISTINCT;
-    }
     let (a_do, b_do) = (a.1, b.1);
     let flipped = a_do.negated != b_do.negated;
+    let same_action = !flipped && a_do.sets.similarity(&b_do.sets) >= p.action_threshold;
+    let restated = || {
+        let common = shared(&a_do.words, &b_do.words);
+        common == a_do.words.len() || common == b_do.words.len()
+    };
+    if trigger < p.trigger_threshold {
+        let siblings =
+            trigger >= p.candidate_threshold && same_action && restated() && one_topic(a.0, b.0);
+        return if siblings { LOOSE_SIBLINGS } else { DISTINCT };
+    }
     let same_situation = trigger >= p.merge_threshold;
     if flipped {
         let (no, yes) = if a_do.negated {
@@ -427,12 +444,7 @@ pub fn relation_of_words(
             DISTINCT
         };
     }
-    let same_action = a_do.sets.similarity(&b_do.sets) >= p.action_threshold;
     let same_words = !a.0.terms.is_empty() && a.0.terms == b.0.terms;
-    let restated = || {
-        let common = shared(&a_do.words, &b_do.words);
-        common == a_do.words.len() || common == b_do.words.len()
-    };
     match (same_situation, same_action) {
         (_, true) if same_words && restated() => [0.9, 0.0, 0.0, 0.1],
         (_, true) if same_words => [0.6, 0.0, 0.0, 0.4],
@@ -440,6 +452,23 @@ pub fn relation_of_words(
         (true, false) => [0.0, 0.3, 0.0, 0.7],
         (false, false) => DISTINCT,
     }
+}
+
+/// Siblings on less evidence than related triggers: one action said by
+/// both on triggers that only share a topic. Under 0.8 (siblings on related
+/// triggers), over [`SIBLING_MARGIN`].
+const LOOSE_SIBLINGS: Relation = [0.0, 0.0, 0.6, 0.4];
+
+/// Whether two triggers share a topic: content words in common (the mark
+/// for "not" aside) making up a third or more of the terms of the one
+/// with fewer. "adding a base image to a Dockerfile" and "adding a
+/// Terraform provider" share "add", one of three; two commit subjects of
+/// ten words each sharing "add" do not.
+fn one_topic(a: &TriggerWords, b: &TriggerWords) -> bool {
+    let mark = |t: &TriggerWords| usize::from(t.says_not);
+    let common = shared(&a.terms, &b.terms) - mark(a).min(mark(b));
+    let fewer = (a.terms.len() - mark(a)).min(b.terms.len() - mark(b));
+    common > 0 && 3 * common >= fewer
 }
 
 /// The words by which one action restates another: a merge needs every
@@ -458,9 +487,9 @@ fn restating_words(prefer: &str) -> Vec<String> {
 /// but not here ("add the inherit default features case" / "add the
 /// inherit no default features case", from rust-lang/cargo's history,
 /// are two situations; so are "deploying with tests" / "without tests").
-fn trigger_terms(when: &str) -> Vec<String> {
+fn trigger_terms(when: &str, says_not: bool) -> Vec<String> {
     let mut t = terms(when);
-    if crate::text::says_not_anywhere(when) {
+    if says_not {
         // one mark whichever word says it: "without" and "with no" agree
         t.push("not".to_string());
     }
@@ -650,6 +679,122 @@ mod tests {
                 )
             ),
             Verdict::Sibling
+        );
+    }
+
+    /// Triggers under the related-situations threshold, each pair checked
+    /// to be so: what decides is the rule for one topic, not the seed's.
+    fn loosely(a: (&str, &str), b: (&str, &str)) -> (f64, Decision) {
+        let p = Params::default();
+        let trigger = crate::ledger::similarity::text_sim(a.0, b.0);
+        assert!(
+            trigger >= p.candidate_threshold && trigger < p.trigger_threshold,
+            "{a:?} / {b:?}: trigger similarity {trigger}"
+        );
+        let l = |(when, prefer)| Lesson { when, prefer };
+        let r = lexical_relation(&l(a), &l(b), &p);
+        (r[2], decide(&r, p.destructive_margin))
+    }
+
+    #[test]
+    fn one_action_on_triggers_sharing_a_topic_makes_siblings() {
+        let tests = "run the focused tests for the module first";
+        for (a, b) in [
+            (
+                ("editing the parser", tests),
+                ("editing the type checker", tests),
+            ),
+            (
+                (
+                    "adding a base image to a Dockerfile",
+                    "pin the exact version",
+                ),
+                ("adding a Terraform provider", "pin the exact version"),
+            ),
+            (
+                ("prompting Claude", "wrap sections in XML tags"),
+                (
+                    "writing a system prompt for Claude Opus",
+                    "wrap sections in XML tags",
+                ),
+            ),
+            // one action restating the other with more words
+            (
+                ("editing the lexer", "run the focused tests first"),
+                ("editing the type checker", tests),
+            ),
+        ] {
+            let (sibling, decision) = loosely(a, b);
+            assert_eq!(decision, Decision::Apply(Verdict::Sibling), "{a:?} / {b:?}");
+            assert!(sibling < 0.8, "surer than on related triggers: {sibling}");
+        }
+    }
+
+    #[test]
+    fn sharing_a_topic_is_not_enough_without_one_action_or_a_real_share() {
+        let distinct = |a, b| {
+            let (_, decision) = loosely(a, b);
+            assert_eq!(
+                decision,
+                Decision::Apply(Verdict::Distinct),
+                "{a:?} / {b:?}"
+            );
+        };
+        // other actions on one topic ("read" / "update" the changelog)
+        distinct(
+            (
+                "reviewing the changelog of a pull request",
+                "read the changelog",
+            ),
+            (
+                "releasing the changelog of a version",
+                "update the changelog",
+            ),
+        );
+        // a swapped number: "2 spaces" is not "4 spaces"
+        distinct(
+            ("formatting the YAML config files", "indent with 2 spaces"),
+            ("formatting the JSON fixtures", "indent with 4 spaces"),
+        );
+        // one action, the other said not to
+        distinct(
+            ("editing the parser", "run the focused tests first"),
+            (
+                "editing the type checker",
+                "never run the focused tests first",
+            ),
+        );
+        // two words in common among seven: two commit subjects
+        distinct(
+            (
+                "add a regression test for the resolver picking yanked versions",
+                "edit src/cargo/core/resolver/mod.rs",
+            ),
+            (
+                "add a regression note for the lints table and its priority field",
+                "edit src/cargo/core/resolver/mod.rs",
+            ),
+        );
+        // a third of the words in common, but too little of the text to
+        // be a candidate at all
+        let p = Params::default();
+        let (short, long) = (
+            ("editing it", "run the focused tests first"),
+            (
+                "editing each of the many generated protobuf bindings by hand",
+                "run the focused tests first",
+            ),
+        );
+        assert!(crate::ledger::similarity::text_sim(short.0, long.0) < p.candidate_threshold);
+        let l = |(when, prefer)| Lesson { when, prefer };
+        assert_eq!(
+            most_probable(&lexical_relation(&l(short), &l(long), &p)),
+            Verdict::Distinct
+        );
+        // both say "not", and nothing else in common
+        distinct(
+            ("running the tests without a lockfile", "ask first"),
+            ("deploying the docs without a cache", "ask first"),
         );
     }
 
