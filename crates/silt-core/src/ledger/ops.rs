@@ -199,7 +199,7 @@ impl Ledger {
         self.entries
             .iter()
             .zip(&self.lesson_rows)
-            .filter(|(e, rows)| has_vectors(e) && rows.is_none())
+            .filter(|(e, rows)| rows.is_none() && has_vectors(e))
             .flat_map(|(e, _)| [e.when.as_str(), e.prefer.as_str()])
             .filter(|t| self.vectors.get(t).is_none() && seen.insert(*t))
             .map(str::to_string)
@@ -331,7 +331,10 @@ impl Ledger {
         self.positions.catch_up(&self.entries);
         // each parent's nearest folded situation; one under the floor
         // cannot lift its parent over it, nor over its own situation
-        let mut folded: rustc_hash::FxHashMap<usize, f64> = Default::default();
+        // (by position, made at the first: most recalls over a slept
+        // ledger lift tens of thousands of parents, and a map of them
+        // cost more than the cosines)
+        let mut folded: Vec<f64> = Vec::new();
         for (i, e) in self.entries.iter().enumerate() {
             if !is_folded(e) || self.lesson_rows[i].is_none() {
                 continue;
@@ -341,8 +344,10 @@ impl Ledger {
                 continue;
             }
             if let Some(parent) = self.positions.recalled_for(&self.entries, i) {
-                let best = folded.entry(parent).or_insert(r);
-                *best = best.max(r);
+                if folded.is_empty() {
+                    folded.resize(self.entries.len(), f64::NEG_INFINITY);
+                }
+                folded[parent] = folded[parent].max(r);
             }
         }
         let (mut any, mut candidates, mut relevance, mut bounds) = (false, vec![], vec![], vec![]);
@@ -354,7 +359,7 @@ impl Ledger {
             let (trigger, _) = self.lesson_rows[i]?;
             debug_assert_eq!(self.trigger_rows.row(i), self.vectors.row(trigger));
             let own = f64::from(dot(query, self.trigger_rows.row(i)));
-            let r = folded.get(&i).map_or(own, |&f| own.max(f));
+            let r = folded.get(i).map_or(own, |&f| own.max(f));
             // only the lessons that may fire are ranked and read for
             // duplicates; their bounds are taken here, while the entry is
             // at hand (a second pass over 100k entries cost 2 ms)
