@@ -309,9 +309,11 @@ impl LedgerResource {
         Some(out)
     }
 
-    /// Gives the engine vectors for every active lesson's texts it does
-    /// not hold yet (each text is embedded once per warm engine), so
-    /// candidate pairs by meaning join the lexical ones. False when the
+    /// Gives the engine vectors for the texts of every active lesson, and
+    /// of every lesson folded under a parent (recall reads a parent
+    /// through them), it does not hold yet (each text is embedded once
+    /// per warm engine), so candidate pairs by meaning join the lexical
+    /// ones. False when the
     /// judge has no vectors (known after its first answer) or failed.
     fn refresh_vectors(&self) -> bool {
         if self.embeds.get() == Some(false) {
@@ -356,7 +358,7 @@ impl LedgerResource {
         true
     }
 
-    /// The context's vector, with every active lesson's kept, when the
+    /// The context's vector, with every active and folded lesson's kept, when the
     /// judge has vectors (`silt:embed`); None sends recall down its
     /// lexical path.
     fn context_vector(&self, context: &str) -> Option<(Vec<i8>, Calibration)> {

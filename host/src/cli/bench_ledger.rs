@@ -374,8 +374,6 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
     Ok(())
 }
 
-/// Ledger tools on a new ledger at `db` holding the generated lessons of
-/// `json_path`, auto-sleep off.
 /// Recalls each of the text's contexts once: each call's time, and how
 /// many lessons they recalled in all.
 async fn timed_recalls(
@@ -395,6 +393,8 @@ async fn timed_recalls(
     Ok((times, recalled))
 }
 
+/// Ledger tools on a new ledger at `db` holding the generated lessons of
+/// `json_path`, auto-sleep off.
 async fn imported(
     app: &App,
     json_path: &Path,

@@ -11,8 +11,6 @@
 //! by its own text or by any lesson folded under it, whichever is nearer
 //! the context (`Ledger::recall`, `Ledger::recall_near`).
 
-use std::cell::Cell;
-
 use rustc_hash::FxHashMap;
 
 use super::entry::{Entry, Status};
@@ -26,13 +24,16 @@ pub fn is_folded(e: &Entry) -> bool {
     e.status == Status::Dormant && e.note.starts_with(FOLDED_UNDER)
 }
 
-/// Parents folded under parents, at most this deep: a chain longer than
-/// any sleep makes is a cycle of hand-edited notes.
-const MAX_DEPTH: usize = 64;
-
-/// Each entry's position by id, caught up as the ledger grows (an entry
-/// keeps its id at its position; a ledger that shrank is read again), and
-/// the parent each folded entry was last found under.
+/// Each entry's position by id, caught up as the ledger grows, and the
+/// parent each folded entry was last found under.
+///
+/// The engine only appends entries, and replaces one only with a new
+/// version of the same lesson (`Ledger::replace_entry`), so an id keeps
+/// its position; a ledger that shrank is read again. Every position is
+/// checked against the id it is found by, so a ledger rebuilt in another
+/// order at the same length finds fewer parents, never wrong ones. Where
+/// two entries share an id, the first is its parent, as a scan would
+/// find it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Positions {
     by_id: FxHashMap<Box<str>, u32>,
@@ -43,7 +44,7 @@ pub(crate) struct Positions {
     /// every folded lesson that shares a word with the context, tens of
     /// thousands in text agents write, and hashing each one's parent id
     /// made a recall over 100k slept lessons several times slower.
-    links: Vec<Cell<u32>>,
+    links: Vec<u32>,
 }
 
 const NO_LINK: u32 = u32::MAX;
@@ -55,22 +56,21 @@ impl Positions {
             *self = Positions::default();
         }
         for (i, e) in entries.iter().enumerate().skip(self.read) {
-            self.by_id.insert(e.id.as_str().into(), i as u32);
+            self.by_id.entry(e.id.as_str().into()).or_insert(i as u32);
         }
         self.read = entries.len();
-        self.links.resize_with(entries.len(), || Cell::new(NO_LINK));
+        self.links.resize(entries.len(), NO_LINK);
     }
 
     /// The parent entry `i`'s note names, if it names one.
-    fn parent(&self, entries: &[Entry], i: usize) -> Option<usize> {
+    fn parent(&mut self, entries: &[Entry], i: usize) -> Option<usize> {
         let id = entries[i].note.strip_prefix(FOLDED_UNDER)?;
-        let link = self.links.get(i)?;
-        let known = link.get() as usize;
+        let known = *self.links.get(i)? as usize;
         if entries.get(known).is_some_and(|p| p.id == id) {
             return Some(known);
         }
         let found = self.of(entries, id)?;
-        link.set(found as u32);
+        self.links[i] = found as u32;
         Some(found)
     }
 
@@ -84,10 +84,12 @@ impl Positions {
     /// The active lesson recalled in place of entry `i`: the parent it is
     /// folded under, or that parent's when it is folded in turn. None for
     /// an entry that is not dormant under a parent, or whose ancestors
-    /// are gone (retired, evicted) or not all read by `catch_up`.
-    pub fn recalled_for(&self, entries: &[Entry], i: usize) -> Option<usize> {
+    /// are gone (retired, evicted) or not all read by `catch_up`, or
+    /// whose notes make a cycle.
+    pub fn recalled_for(&mut self, entries: &[Entry], i: usize) -> Option<usize> {
         let mut at = i;
-        for _ in 0..MAX_DEPTH {
+        // a chain longer than the ledger is a cycle
+        for _ in 0..entries.len() {
             let e = &entries[at];
             if e.status != Status::Dormant {
                 return None;
@@ -129,9 +131,10 @@ mod tests {
         ];
         let mut at = Positions::default();
         at.catch_up(&entries);
-        let got: Vec<Option<usize>> = (0..entries.len())
-            .map(|i| at.recalled_for(&entries, i))
-            .collect();
+        let mut got = Vec::new();
+        for i in 0..entries.len() {
+            got.push(at.recalled_for(&entries, i));
+        }
         assert_eq!(
             got,
             [
@@ -147,6 +150,25 @@ mod tests {
                 None, // an unknown parent
             ]
         );
+    }
+
+    #[test]
+    fn a_long_chain_resolves_and_the_first_of_two_ids_is_the_parent() {
+        // each sleep may fold the last parent under a new one
+        let mut entries: Vec<Entry> = (0..200)
+            .map(|i| {
+                entry(
+                    &format!("p{i}"),
+                    Status::Dormant,
+                    &format!("folded under p{}", i + 1),
+                )
+            })
+            .collect();
+        entries.push(entry("p200", Status::Active, ""));
+        entries.push(entry("p200", Status::Active, "a second entry with the id"));
+        let mut at = Positions::default();
+        at.catch_up(&entries);
+        assert_eq!(at.recalled_for(&entries, 0), Some(200));
     }
 
     #[test]

@@ -287,7 +287,7 @@ impl Ledger {
         self.positions.catch_up(&self.entries);
         let query = self.vocabulary.look_up(context);
         let content = self.vocabulary.content_ids(context);
-        let (entries, positions) = (&self.entries, &self.positions);
+        let (entries, positions) = (&self.entries, &mut self.positions);
         self.recall_index
             .top(entries, &query, &content, k, now, |i| {
                 positions.recalled_for(entries, i)

@@ -1,10 +1,12 @@
 //! Recall's inverted index: each content word to the entries that hold it.
 //!
-//! Lexical recall only ever scores a lesson that shares a content word with
-//! the context (see [`super::ops::Ledger::recall`]), so the lessons worth
-//! scoring are exactly the union of the context words' postings: the index
-//! gives the same answer as a scan of every entry, and a recall costs the
-//! postings it touches instead of the ledger's size. An entry's text is
+//! Lexical recall only ever scores a text that shares a content word with
+//! the context (see [`super::ops::Ledger::recall`]): an active lesson's,
+//! or that of a lesson folded under one, which scores for its parent. So
+//! the texts worth scoring are exactly the union of the context words'
+//! postings: the index gives the same answer as a scan of every entry,
+//! and a recall costs the postings it touches instead of the ledger's
+//! size. An entry's text is
 //! fixed once captured (merges, resolutions and undo change status, counts
 //! and notes, never `when` or `prefer`), so the index grows with the ledger
 //! and re-reads an entry only when [`super::ops::Ledger::replace_entry`]
@@ -119,7 +121,7 @@ impl RecallIndex {
         content: &[u32],
         k: usize,
         now: f64,
-        recalled_for: impl Fn(usize) -> Option<usize>,
+        mut recalled_for: impl FnMut(usize) -> Option<usize>,
     ) -> Vec<(usize, f64)> {
         let n = self.indexed.len();
         self.word_hits.resize(n, 0);
@@ -194,15 +196,21 @@ impl RecallIndex {
                 return false;
             }
             let i = p as usize;
+            let t = target as usize;
+            // a parent met again through another text keeps its best: a
+            // text that cannot beat it is not scored (many lessons folded
+            // under one parent would each be, before k parents are found)
+            let met = best.iter().position(|&(j, _)| j == t);
+            if met.is_some_and(|at| best[at].1 >= bound) {
+                return true;
+            }
             debug_assert!(
                 self.is_current(i, &entries[i]),
                 "entry {i} changed text unindexed"
             );
             let s = query.similarity(&self.indexed[i].sets) * effective;
-            let t = target as usize;
             if s > 0.0 {
-                // a parent met again through another text keeps its best
-                if let Some(at) = best.iter().position(|&(j, _)| j == t) {
+                if let Some(at) = met {
                     if best[at].1 >= s {
                         return true;
                     }

@@ -487,11 +487,16 @@ fn restating_words(prefer: &str) -> Vec<String> {
 /// but not here ("add the inherit default features case" / "add the
 /// inherit no default features case", from rust-lang/cargo's history,
 /// are two situations; so are "deploying with tests" / "without tests").
+/// The term standing for "not" among a trigger's terms.
+const NOT_MARK: &str = "¬";
+
 fn trigger_terms(when: &str, says_not: bool) -> Vec<String> {
     let mut t = terms(when);
     if says_not {
-        // one mark whichever word says it: "without" and "with no" agree
-        t.push("not".to_string());
+        // one mark whichever word says it: "without" and "with no" agree;
+        // no stem is it (stems are letters and digits), so `says_not`
+        // tells exactly whether a trigger's terms hold it
+        t.push(NOT_MARK.to_string());
     }
     t
 }

@@ -1081,7 +1081,7 @@ mod tests {
 
         let (report, events) = sleep(
             &mut ledger,
-            &mut crate::ledger::relate::LexicalRelations(Params::default()),
+            &mut LexicalRelations(Params::default()),
             &mut ids(),
             NOW,
         )
@@ -1152,7 +1152,7 @@ mod tests {
         );
         let (report, _) = sleep(
             &mut ledger,
-            &mut crate::ledger::relate::LexicalRelations(Params::default()),
+            &mut LexicalRelations(Params::default()),
             &mut ids(),
             NOW,
         )
@@ -1503,7 +1503,7 @@ mod tests {
         ledger.entries.truncate(8); // drop the futures sibling and the JSON lesson
         let (report, _) = sleep(
             &mut ledger,
-            &mut crate::ledger::relate::LexicalRelations(Params::default()),
+            &mut LexicalRelations(Params::default()),
             &mut ids(),
             NOW,
         )
