@@ -64,9 +64,9 @@ pub struct Ledger {
     trigger_rows: Rows,
 }
 
-/// Whether recall by meaning reads `e`'s vectors: an active lesson's, or
-/// a folded one's for its parent.
-fn has_vectors(e: &Entry) -> bool {
+/// Whether the engine keeps `e`'s vectors: an active lesson's, or
+/// a folded one's, which recall by meaning reads for its parent.
+fn keeps_vectors(e: &Entry) -> bool {
     e.status == Status::Active || is_folded(e)
 }
 
@@ -199,7 +199,7 @@ impl Ledger {
         self.entries
             .iter()
             .zip(&self.lesson_rows)
-            .filter(|(e, rows)| rows.is_none() && has_vectors(e))
+            .filter(|(e, rows)| rows.is_none() && keeps_vectors(e))
             .flat_map(|(e, _)| [e.when.as_str(), e.prefer.as_str()])
             .filter(|t| self.vectors.get(t).is_none() && seen.insert(*t))
             .map(str::to_string)
@@ -217,12 +217,12 @@ impl Ledger {
         cuts: Cuts,
     ) -> Result<(), String> {
         self.vectors.learn(texts, vectors, cuts)?;
-        let live = self.entries.iter().filter(|e| has_vectors(e)).count();
+        let live = self.entries.iter().filter(|e| keeps_vectors(e)).count();
         if self.vectors.len() > 4 * live + 64 {
             let live: std::collections::HashSet<&str> = self
                 .entries
                 .iter()
-                .filter(|e| has_vectors(e))
+                .filter(|e| keeps_vectors(e))
                 .flat_map(|e| [e.when.as_str(), e.prefer.as_str()])
                 .collect();
             self.vectors.retain(|t| live.contains(t));
@@ -245,7 +245,7 @@ impl Ledger {
             .zip(self.lesson_rows.iter_mut())
             .enumerate()
         {
-            if rows.is_none() && has_vectors(e) {
+            if rows.is_none() && keeps_vectors(e) {
                 *rows = self
                     .vectors
                     .row_of(&e.when)
