@@ -49,6 +49,9 @@ pub(crate) struct RecallIndex {
 /// (docs/BENCHMARKS.md).
 const COMMON_TRIGRAM_SHARE: usize = 16;
 
+/// A dormant holder's target before its parent is looked up.
+const UNRESOLVED: u32 = u32::MAX;
+
 #[derive(Debug, Clone)]
 struct Indexed {
     when: String,
@@ -113,7 +116,8 @@ impl RecallIndex {
     /// text counted only if it holds one of `content` (the context's
     /// content-word ids, sorted); the best first, ties to the lower
     /// position; only scores above 0. Every entry must be indexed with
-    /// its current text (see [`Self::is_current`]).
+    /// its current text (see [`Self::is_current`]), and no effective
+    /// confidence may exceed 1 (a stored entry's cannot).
     pub fn top(
         &mut self,
         entries: &[Entry],
@@ -155,31 +159,33 @@ impl RecallIndex {
                 None => {}
             }
         }
-        // (bound, position, effective, the active entry it scores for)
-        // of the entries held: the active ones and those folded under one
+        // (bound, position, effective, the active entry it scores for) of
+        // the entries held: the active ones, and the dormant ones that may
+        // be folded under one. A dormant entry's parent is looked up only
+        // when its bound is reached: with effective confidence at most 1
+        // (`limits` refuses more), its words and trigrams bound it before
+        // its parent is known, and looking up the parent of every holder
+        // (tens of thousands after a sleep over text agents write) was
+        // most of a recall.
         let mut bounded: Vec<(f64, u32, f64, u32)> = Vec::with_capacity(held.len());
         for &p in &held {
             let i = p as usize;
             let (words, grams) = (self.word_hits[i], self.gram_hits[i]);
             self.word_hits[i] = 0;
             self.gram_hits[i] = 0;
-            let target = if entries[i].status == Status::Active {
-                i
-            } else {
-                match recalled_for(i) {
-                    Some(a) => a,
-                    None => continue,
-                }
+            let (effective, target) = match entries[i].status {
+                Status::Active => (entries[i].effective(now), p),
+                Status::Dormant => (1.0, UNRESOLVED),
+                Status::Retired => continue,
             };
             let sets = &self.indexed[i].sets;
-            let effective = entries[target].effective(now);
             let most = query.similarity_at_most(
                 sets.token_count(),
                 sets.trigram_count(),
                 usize::from(words) + other_tokens,
                 usize::from(grams) + common_grams,
             );
-            bounded.push((most * effective, p, effective, target as u32));
+            bounded.push((most * effective, p, effective, target));
         }
         // best bound first (a slice at a time: the scoring usually stops
         // early, and sorting every holder cost as much as the rest of a
@@ -191,39 +197,61 @@ impl RecallIndex {
             b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
         };
         let mut best: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
-        visit_in_order(&mut bounded, order, |(bound, p, effective, target)| {
-            if best.len() == k && bound < best[k - 1].1 {
-                return false;
-            }
-            let i = p as usize;
-            let t = target as usize;
-            // a parent met again through another text keeps its best: a
-            // text that cannot beat it is not scored (many lessons folded
-            // under one parent would each be, before k parents are found)
-            let met = best.iter().position(|&(j, _)| j == t);
-            if met.is_some_and(|at| best[at].1 >= bound) {
-                return true;
-            }
-            debug_assert!(
-                self.is_current(i, &entries[i]),
-                "entry {i} changed text unindexed"
-            );
-            let s = query.similarity(&self.indexed[i].sets) * effective;
-            if s > 0.0 {
-                if let Some(at) = met {
-                    if best[at].1 >= s {
+        let out_of_reach =
+            |best: &Vec<(usize, f64)>, bound: f64| best.len() == k && bound < best[k - 1].1;
+        visit_in_order(
+            &mut bounded,
+            order,
+            |(mut bound, p, mut effective, target)| {
+                if out_of_reach(&best, bound) {
+                    return false;
+                }
+                let i = p as usize;
+                let t = if target == UNRESOLVED {
+                    let Some(t) = recalled_for(i) else {
+                        return true;
+                    };
+                    // the bound with the parent's confidence: under the k-th
+                    // score it skips this text, yet a later one (bounded
+                    // before its parent was known) may still reach it
+                    effective = entries[t].effective(now);
+                    debug_assert!(effective <= 1.0, "entry {t} is over full confidence");
+                    bound *= effective;
+                    if out_of_reach(&best, bound) {
                         return true;
                     }
-                    best.remove(at);
+                    t
+                } else {
+                    target as usize
+                };
+                // a parent met again through another text keeps its best: a
+                // text that cannot beat it is not scored (many lessons folded
+                // under one parent would each be, before k parents are found)
+                let met = best.iter().position(|&(j, _)| j == t);
+                if met.is_some_and(|at| best[at].1 >= bound) {
+                    return true;
                 }
-                let at = best.partition_point(|&(j, u)| u > s || (u == s && j < t));
-                if at < k {
-                    best.insert(at, (t, s));
-                    best.truncate(k);
+                debug_assert!(
+                    self.is_current(i, &entries[i]),
+                    "entry {i} changed text unindexed"
+                );
+                let s = query.similarity(&self.indexed[i].sets) * effective;
+                if s > 0.0 {
+                    if let Some(at) = met {
+                        if best[at].1 >= s {
+                            return true;
+                        }
+                        best.remove(at);
+                    }
+                    let at = best.partition_point(|&(j, u)| u > s || (u == s && j < t));
+                    if at < k {
+                        best.insert(at, (t, s));
+                        best.truncate(k);
+                    }
                 }
-            }
-            true
-        });
+                true
+            },
+        );
         best
     }
 
