@@ -4,6 +4,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use rustc_hash::FxHashMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::Params;
@@ -311,7 +313,7 @@ impl Ledger {
     /// context, one cosine each from the vectors kept in the engine; a
     /// lesson under `unrelated_below` never fires (an unrelated task
     /// recalls nothing, as lexical recall needs a shared content word);
-    /// the rest are ranked by [`Self::rank_by_meaning`], two
+    /// the rest are ranked by [`rank_by_meaning`], two
     /// lessons counting as one when their situations and actions are both
     /// at `related_above` or nearer and their actions agree in polarity
     /// (what sleep would merge or fold under one parent). An abstracted
@@ -329,28 +331,14 @@ impl Ledger {
     ) -> Option<(Vec<usize>, Vec<Event>)> {
         self.refresh_lesson_rows();
         self.positions.catch_up(&self.entries);
-        // each parent's nearest folded situation; one under the floor
-        // cannot lift its parent over it, nor over its own situation
-        // (by position, made at the first: most recalls over a slept
-        // ledger lift tens of thousands of parents, and a map of them
-        // cost more than the cosines)
-        let mut folded: Vec<f64> = Vec::new();
-        for (i, e) in self.entries.iter().enumerate() {
-            if !is_folded(e) || self.lesson_rows[i].is_none() {
-                continue;
-            }
-            let r = f64::from(dot(query, self.trigger_rows.row(i)));
-            if r < unrelated_below {
-                continue;
-            }
-            if let Some(parent) = self.positions.recalled_for(&self.entries, i) {
-                if folded.is_empty() {
-                    folded.resize(self.entries.len(), f64::NEG_INFINITY);
-                }
-                folded[parent] = folded[parent].max(r);
-            }
-        }
+        // every situation that may fire a lesson, its own or one folded
+        // under it, the active lessons' first; a folded one is bounded by
+        // the highest confidence of an active lesson, and its parent is
+        // looked up only when the ranking reaches it: looking up every
+        // folded lesson's parent over the floor, tens of thousands after
+        // a sleep, was a third of a recall
         let (mut any, mut candidates, mut relevance, mut bounds) = (false, vec![], vec![], vec![]);
+        let mut most_confident: f64 = 0.0;
         for (i, e) in self.entries.iter().enumerate() {
             if e.status != Status::Active {
                 continue;
@@ -358,12 +346,12 @@ impl Ledger {
             any = true;
             let (trigger, _) = self.lesson_rows[i]?;
             debug_assert_eq!(self.trigger_rows.row(i), self.vectors.row(trigger));
-            let own = f64::from(dot(query, self.trigger_rows.row(i)));
-            let r = folded.get(i).map_or(own, |&f| own.max(f));
+            most_confident = most_confident.max(e.confidence);
+            let r = f64::from(dot(query, self.trigger_rows.row(i)));
             // only the lessons that may fire are ranked and read for
             // duplicates; their bounds are taken here, while the entry is
             // at hand (a second pass over 100k entries cost 2 ms)
-            if let Some(bound) = recall_bound(e, r, unrelated_below) {
+            if let Some(bound) = recall_bound(e.confidence, r, unrelated_below) {
                 bounds.push((candidates.len(), bound));
                 candidates.push(i);
                 relevance.push(r);
@@ -372,112 +360,49 @@ impl Ledger {
         if !any {
             return None;
         }
-        let (vectors, entries, rows) = (&self.vectors, &self.entries, &self.lesson_rows);
-        // an action's polarity is read from its words, once per candidate
+        let actives = candidates.len();
+        for (i, e) in self.entries.iter().enumerate() {
+            // a folded situation under the floor cannot lift its parent
+            if !is_folded(e) || self.lesson_rows[i].is_none() {
+                continue;
+            }
+            let r = f64::from(dot(query, self.trigger_rows.row(i)));
+            if let Some(bound) = recall_bound(most_confident, r, unrelated_below) {
+                bounds.push((candidates.len(), bound));
+                candidates.push(i);
+                relevance.push(r);
+            }
+        }
+        let (vectors, rows) = (&self.vectors, &self.lesson_rows);
+        let entries = &self.entries;
+        // an action's polarity is read from its words, once per lesson
         // and only for those a duplicate check reaches (templated lessons
         // make many checks)
-        let negated: std::cell::RefCell<Vec<Option<bool>>> =
-            std::cell::RefCell::new(vec![None; candidates.len()]);
-        let polarity = |c: usize| {
-            *negated.borrow_mut()[c]
-                .get_or_insert_with(|| crate::text::negated(&entries[candidates[c]].prefer))
+        let negated: std::cell::RefCell<FxHashMap<usize, bool>> = Default::default();
+        let polarity = |i: usize| {
+            *negated
+                .borrow_mut()
+                .entry(i)
+                .or_insert_with(|| crate::text::negated(&entries[i].prefer))
         };
         let duplicate = |a: usize, b: usize| {
-            let (Some(x), Some(y)) = (rows[candidates[a]], rows[candidates[b]]) else {
+            let (Some(x), Some(y)) = (rows[a], rows[b]) else {
                 return false;
             };
             let near =
                 |s: u32, t: u32| f64::from(dot(vectors.row(s), vectors.row(t))) >= related_above;
             near(x.0, y.0) && near(x.1, y.1) && polarity(a) == polarity(b)
         };
-        let scored = self.rank_by_meaning(&candidates, &relevance, bounds, duplicate, k, now);
+        let positions = &mut self.positions;
+        let lesson_of = |c: usize| {
+            if c < actives {
+                Some(candidates[c])
+            } else {
+                positions.recalled_for(entries, candidates[c])
+            }
+        };
+        let scored = rank_by_meaning(entries, &relevance, bounds, lesson_of, duplicate, k, now);
         Some(self.fire(scored, now))
-    }
-
-    /// The ranking of recall by meaning: `candidates` are active entries'
-    /// positions, `relevance[c]` how close candidate `c`'s situation is
-    /// to the context (a cosine, negatives count as 0), `bounds` the
-    /// candidates that may fire with their [`recall_bound`]s, and
-    /// `duplicate(c, d)` whether two candidates say the same thing.
-    /// Scores are relevance times effective confidence; the best are
-    /// taken in order, skipping any that duplicates one ranked above it
-    /// (taken or itself skipped), so recall never spends two of its `k`
-    /// places on one lesson. Gives (position, score), nothing fired.
-    ///
-    /// Candidates are visited best bound first and scored as they come:
-    /// the forgetting curve's pow for every lesson over the floor was
-    /// most of a recall at 100k, and only the lessons whose bound reaches
-    /// the k-th score need it (about a hundred of 100k, measured with
-    /// examples/recall_meaning.rs). The answer is a sort by score's.
-    fn rank_by_meaning(
-        &self,
-        candidates: &[usize],
-        relevance: &[f64],
-        mut bounds: Vec<(usize, f64)>,
-        duplicate: impl Fn(usize, usize) -> bool,
-        k: usize,
-        now: f64,
-    ) -> Vec<(usize, f64)> {
-        let mut taken: Vec<(usize, f64)> = Vec::new();
-        // duplicates chain: a lesson that repeats one already passed over
-        // repeats the one taken before it
-        let mut seen: Vec<usize> = Vec::new();
-        let mut take = |(c, score): (usize, f64)| {
-            if !seen.iter().any(|&t| duplicate(t, c)) {
-                taken.push((c, score));
-            }
-            seen.push(c);
-            taken.len() < k
-        };
-        // Scored but not yet passed on: one goes on only once its score
-        // beats every bound still unvisited, so lessons go on in the order
-        // of their scores (ties by candidate), as a sort by score gives.
-        let mut ready: BinaryHeap<Scored> = BinaryHeap::new();
-        let by_bound = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        let more = std::cell::Cell::new(k > 0);
-        let mut visit = |(c, bound): (usize, f64)| {
-            while ready.peek().is_some_and(|top| top.score > bound) {
-                let top = ready.pop().expect("peeked");
-                if !take((top.candidate, top.score)) {
-                    more.set(false);
-                    return false;
-                }
-            }
-            let score = relevance[c].max(0.0) * self.entries[candidates[c]].effective(now);
-            if score > 0.0 {
-                ready.push(Scored {
-                    score,
-                    candidate: c,
-                });
-            }
-            true
-        };
-        // The bounds over the [`FIRST_BOUNDS`]-th best are visited first:
-        // finding that cut in one pass cost a fifth of selecting them by
-        // comparison sort among 100k, and a recall rarely looks further.
-        let cut = nth_best_bound(&bounds, FIRST_BOUNDS);
-        let below = match cut {
-            Some(cut) => {
-                let (over, below): (Vec<_>, Vec<_>) = bounds.into_iter().partition(|b| b.1 >= cut);
-                bounds = over;
-                below
-            }
-            None => vec![],
-        };
-        for mut part in [bounds, below] {
-            if more.get() {
-                visit_in_order(&mut part, by_bound, &mut visit);
-            }
-        }
-        while more.get()
-            && let Some(top) = ready.pop()
-        {
-            more.set(take((top.candidate, top.score)));
-        }
-        taken
-            .into_iter()
-            .map(|(c, score)| (candidates[c], score))
-            .collect()
     }
 
     /// Marks the recalled entries as fired, best first.
@@ -929,19 +854,110 @@ impl Ledger {
     }
 }
 
+/// The ranking of recall by meaning over `entries`: candidate `c` is a
+/// situation that may fire the lesson at position `lesson_of(c)` (None:
+/// it fires none), `relevance[c]` how close that situation is to the
+/// context (a cosine, negatives count as 0), `bounds` the candidates
+/// that may fire with their [`recall_bound`]s, and `duplicate(i, j)`
+/// whether the lessons at positions i and j say the same thing. A
+/// lesson scores its nearest situation's relevance times its effective
+/// confidence; the best are taken in order, skipping any that duplicates
+/// one ranked above it (taken or itself skipped), so recall never spends
+/// two of its `k` places on one lesson. Gives (position, score), nothing
+/// fired.
+///
+/// Candidates are visited best bound first and scored as they come:
+/// the forgetting curve's pow for every lesson over the floor was most
+/// of a recall at 100k, and only the lessons whose bound reaches the
+/// k-th score need it (about a hundred of 100k, measured with
+/// examples/recall_meaning.rs); `lesson_of` is asked only for those.
+/// The answer is a sort by score's.
+fn rank_by_meaning(
+    entries: &[Entry],
+    relevance: &[f64],
+    mut bounds: Vec<(usize, f64)>,
+    mut lesson_of: impl FnMut(usize) -> Option<usize>,
+    duplicate: impl Fn(usize, usize) -> bool,
+    k: usize,
+    now: f64,
+) -> Vec<(usize, f64)> {
+    let mut taken: Vec<(usize, f64)> = Vec::new();
+    // duplicates chain: a lesson that repeats one already passed over
+    // repeats the one taken before it
+    let mut seen: Vec<usize> = Vec::new();
+    let mut take = |(i, score): (usize, f64)| {
+        // a lesson met again through another situation scored no higher
+        if !seen.contains(&i) {
+            if !seen.iter().any(|&t| duplicate(t, i)) {
+                taken.push((i, score));
+            }
+            seen.push(i);
+        }
+        taken.len() < k
+    };
+    // Scored but not yet passed on: one goes on only once its score
+    // beats every bound still unvisited, so lessons go on in the order
+    // of their scores (ties by position), as a sort by score gives.
+    let mut ready: BinaryHeap<Scored> = BinaryHeap::new();
+    let by_bound = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    let more = std::cell::Cell::new(k > 0);
+    let mut visit = |(c, bound): (usize, f64)| {
+        while ready.peek().is_some_and(|top| top.score > bound) {
+            let top = ready.pop().expect("peeked");
+            if !take((top.lesson, top.score)) {
+                more.set(false);
+                return false;
+            }
+        }
+        let Some(i) = lesson_of(c) else {
+            return true;
+        };
+        let score = relevance[c].max(0.0) * entries[i].effective(now);
+        debug_assert!(score <= bound * (1.0 + 1e-12), "{i} scores over its bound");
+        if score > 0.0 {
+            ready.push(Scored { score, lesson: i });
+        }
+        true
+    };
+    // The bounds over the [`FIRST_BOUNDS`]-th best are visited first:
+    // finding that cut in one pass cost a fifth of selecting them by
+    // comparison sort among 100k, and a recall rarely looks further.
+    let cut = nth_best_bound(&bounds, FIRST_BOUNDS);
+    let below = match cut {
+        Some(cut) => {
+            let (over, below): (Vec<_>, Vec<_>) = bounds.into_iter().partition(|b| b.1 >= cut);
+            bounds = over;
+            below
+        }
+        None => vec![],
+    };
+    for mut part in [bounds, below] {
+        if more.get() {
+            visit_in_order(&mut part, by_bound, &mut visit);
+        }
+    }
+    while more.get()
+        && let Some(top) = ready.pop()
+    {
+        more.set(take((top.lesson, top.score)));
+    }
+    taken
+}
+
 /// Candidates of recall by meaning visited before the rest are looked
 /// at: recall takes k (5 by default), and on templated text about a
 /// hundred were visited at 100k lessons.
 const FIRST_BOUNDS: usize = 64;
 
-/// How high a lesson could score in recall by meaning: relevance (from
-/// 0) times stored confidence, which decay only lowers. None when it
-/// cannot fire: not active, under the `floor`, or at 0.
-fn recall_bound(e: &Entry, relevance: f64, floor: f64) -> Option<f64> {
-    if e.status != Status::Active || relevance < floor {
+/// How high a situation could make its lesson score in recall by
+/// meaning: relevance (from 0) times the lesson's stored `confidence`
+/// (or more), which decay only lowers. None when it cannot fire: under
+/// the `floor`, or at 0.
+fn recall_bound(confidence: f64, relevance: f64, floor: f64) -> Option<f64> {
+    if relevance < floor {
         return None;
     }
-    let bound = relevance.max(0.0) * e.confidence;
+    let bound = relevance.max(0.0) * confidence;
     (bound > 0.0).then_some(bound)
 }
 
@@ -963,12 +979,12 @@ fn nth_best_bound(bounds: &[(usize, f64)], n: usize) -> Option<f64> {
     best.peek().map(|b| f64::from_bits(b.0))
 }
 
-/// A candidate's score in recall by meaning's queue: the higher score
-/// first, then the earlier candidate.
+/// A lesson's score in recall by meaning's queue: the higher score
+/// first, then the earlier position.
 #[derive(Debug)]
 struct Scored {
     score: f64,
-    candidate: usize,
+    lesson: usize,
 }
 
 impl PartialEq for Scored {
@@ -983,7 +999,7 @@ impl Ord for Scored {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.score
             .total_cmp(&other.score)
-            .then(other.candidate.cmp(&self.candidate))
+            .then(other.lesson.cmp(&self.lesson))
     }
 }
 
@@ -1154,12 +1170,16 @@ mod tests {
             .iter()
             .zip(case.relevance)
             .enumerate()
-            .filter_map(|(c, (&i, &r))| recall_bound(&l.entries[i], r, case.floor).map(|b| (c, b)))
+            .filter(|&(_, (&i, _))| l.entries[i].status == Status::Active)
+            .filter_map(|(c, (&i, &r))| {
+                recall_bound(l.entries[i].confidence, r, case.floor).map(|b| (c, b))
+            })
             .collect();
-        l.rank_by_meaning(
-            case.candidates,
+        rank_by_meaning(
+            &l.entries,
             case.relevance,
             bounds,
+            |c| Some(case.candidates[c]),
             duplicate,
             case.k,
             case.now,
@@ -1187,7 +1207,7 @@ mod tests {
         l.fire(scored, now)
     }
 
-    /// What [`Ledger::rank_by_meaning`] must give: every candidate that
+    /// What [`rank_by_meaning`] must give: every candidate that
     /// may fire scored, sorted by score (ties by candidate), duplicates
     /// of one ranked above passed over, the first k.
     fn rank_by_sorting(
@@ -1219,10 +1239,11 @@ mod tests {
             if taken.len() == k {
                 break;
             }
-            if !seen.iter().any(|&t| duplicate(t, c)) {
-                taken.push((candidates[c], score));
+            let i = candidates[c];
+            if !seen.iter().any(|&t| duplicate(t, i)) {
+                taken.push((i, score));
             }
-            seen.push(c);
+            seen.push(i);
         }
         taken
     }
@@ -1478,6 +1499,143 @@ mod tests {
         let query = crate::ledger::meaning::quantise(&v(0.05, 1.0));
         let (hits, _) = l.recall_near(&query, 0.9, 0.5, 5, NOW).unwrap();
         assert_eq!(hits[0], 1, "{hits:?}");
+    }
+
+    /// Recall by meaning's answer, found the plain way: every active
+    /// lesson's relevance the nearest of its own situation and those of
+    /// the lessons folded under it (at any depth), scored, sorted, and
+    /// taken past duplicates.
+    fn recall_near_by_scanning(
+        l: &Ledger,
+        query: &[i8],
+        related_above: f64,
+        floor: f64,
+        k: usize,
+        now: f64,
+    ) -> Vec<usize> {
+        let v = l.vectors();
+        let near = |a: &str| f64::from(dot(query, v.get(a).expect("every text has a vector")));
+        let mut relevance: Vec<Option<f64>> = vec![None; l.entries.len()];
+        for (i, e) in l.entries.iter().enumerate() {
+            let mut at = i;
+            // the active ancestor, following notes as far as they go
+            for _ in 0..l.entries.len() {
+                let e = &l.entries[at];
+                if e.status == Status::Active {
+                    break;
+                }
+                let parent = (e.status == Status::Dormant)
+                    .then(|| e.note.strip_prefix("folded under "))
+                    .flatten()
+                    .and_then(|id| l.entries.iter().position(|p| p.id == id));
+                match parent {
+                    Some(p) => at = p,
+                    None => break,
+                }
+            }
+            if l.entries[at].status != Status::Active || (at == i) != (e.status == Status::Active) {
+                continue;
+            }
+            let r = near(&e.when);
+            if at != i && r < floor {
+                continue;
+            }
+            relevance[at] = Some(relevance[at].map_or(r, |x: f64| x.max(r)));
+        }
+        let mut order: Vec<(usize, f64)> = relevance
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| Some((i, (*r)?)))
+            .filter(|&(_, r)| r >= floor)
+            .map(|(i, r)| (i, r.max(0.0) * l.entries[i].effective(now)))
+            .filter(|&(_, s)| s > 0.0)
+            .collect();
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let same = |a: &str, b: &str| {
+            f64::from(dot(v.get(a).expect("kept"), v.get(b).expect("kept"))) >= related_above
+        };
+        let duplicate = |a: &Entry, b: &Entry| {
+            same(&a.when, &b.when)
+                && same(&a.prefer, &b.prefer)
+                && crate::text::negated(&a.prefer) == crate::text::negated(&b.prefer)
+        };
+        let (mut taken, mut seen): (Vec<usize>, Vec<usize>) = (vec![], vec![]);
+        for (i, _) in order {
+            if taken.len() == k {
+                break;
+            }
+            if !seen
+                .iter()
+                .any(|&t| duplicate(&l.entries[t], &l.entries[i]))
+            {
+                taken.push(i);
+            }
+            seen.push(i);
+        }
+        taken
+    }
+
+    #[test]
+    fn recall_near_equals_a_scan_on_random_folded_ledgers() {
+        let mut rng = super::super::meaning::tests::Rng(0x2545_f491_4f6c_dd1d);
+        let cuts = Cuts {
+            trigger: 0.5,
+            lesson: 0.5,
+            action: 0.5,
+        };
+        for round in 0..80 {
+            let n = [5, 30, 90, 400][round % 4];
+            let mut l = Ledger::new(vec![], Params::default());
+            let (mut texts, mut vectors) = (vec![], vec![]);
+            let vector = |rng: &mut super::super::meaning::tests::Rng| {
+                // few directions, so cosines tie and duplicates happen
+                let v: Vec<f32> = (0..4).map(|_| (rng.next() * 2.0).round()).collect();
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-3);
+                v.iter().map(|x| x / norm).collect::<Vec<f32>>()
+            };
+            for i in 0..n {
+                let (when, prefer) = (format!("situation {i}"), format!("action {}", i % 7));
+                let mut e = Entry::new(
+                    format!("e{i}"),
+                    when.clone(),
+                    prefer.clone(),
+                    f64::from(rng.next() * 0.5 + 0.5).clamp(0.05, 1.0),
+                    0,
+                    NOW - f64::from(rng.below(60) as u32) * DAY,
+                );
+                match rng.below(10) {
+                    0 => e.status = Status::Retired,
+                    1..=5 if i > 0 => {
+                        // folded under an earlier lesson: active, folded
+                        // in turn (a chain), or gone (an orphan)
+                        e.status = Status::Dormant;
+                        e.note = format!("folded under e{}", rng.below(i));
+                    }
+                    6 => e.status = Status::Dormant,
+                    _ => {}
+                }
+                l.entries.push(e);
+                for t in [when, prefer] {
+                    if !texts.contains(&t) {
+                        vectors.push(vector(&mut rng));
+                        texts.push(t);
+                    }
+                }
+            }
+            if !l.entries.iter().any(|e| e.status == Status::Active) {
+                continue;
+            }
+            l.learn_vectors(&texts, &vectors, cuts).unwrap();
+            assert!(l.texts_to_embed().is_empty());
+            let query = crate::ledger::meaning::quantise(&vector(&mut rng));
+            let floor = [0.0, 0.3, 0.6][round % 3];
+            let related_above = [0.9, 1.5][round % 2];
+            for k in [1, 3, 8] {
+                let want = recall_near_by_scanning(&l, &query, related_above, floor, k, NOW);
+                let (got, _) = l.recall_near(&query, related_above, floor, k, NOW).unwrap();
+                assert_eq!(got, want, "round {round}, n {n}, k {k}, floor {floor}");
+            }
+        }
     }
 
     #[test]
