@@ -40,10 +40,10 @@ pub(crate) struct Positions {
     read: usize,
     /// Per entry, the position of the parent its note named when last
     /// looked up ([`NO_LINK`] if none): checked against the note on every
-    /// use, so a note changed since is looked up again. A recall meets
-    /// every folded lesson that shares a word with the context, tens of
-    /// thousands in text agents write, and hashing each one's parent id
-    /// made a recall over 100k slept lessons several times slower.
+    /// use, so a note changed since is looked up again. A recall looks
+    /// up every folded lesson that may reach its top k, hundreds or
+    /// thousands after a sleep over text agents write, and hashing each
+    /// one's parent id cost more than scoring it.
     links: Vec<u32>,
 }
 

@@ -27,7 +27,7 @@ use super::best_first::visit_in_order;
 use super::entry::{Entry, Status};
 use super::similarity::{TermSets, Vocabulary};
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct RecallIndex {
     /// Per entry position: the text indexed and its term sets.
     indexed: Vec<Indexed>,
@@ -39,6 +39,13 @@ pub(crate) struct RecallIndex {
     /// held, and rare context trigrams held.
     word_hits: Vec<u16>,
     gram_hits: Vec<u16>,
+    /// The highest confidence of any entry read (by [`Self::catch_up`] or
+    /// [`Self::refresh`]), and at least 1: what bounds a folded holder's
+    /// parent before it is known. The engine's own changes never raise a
+    /// confidence past 1; an entry from elsewhere (a store edited by
+    /// hand) might, and would otherwise be dropped from the top k by a
+    /// bound it exceeds.
+    ceiling: f64,
 }
 
 /// A context trigram held by more than one lesson in this many (and by
@@ -49,8 +56,23 @@ pub(crate) struct RecallIndex {
 /// (docs/BENCHMARKS.md).
 const COMMON_TRIGRAM_SHARE: usize = 16;
 
-/// A dormant holder's target before its parent is looked up.
+/// A dormant holder's target before its parent is looked up: no
+/// position (positions are `u32` throughout the index, the last one
+/// never reached).
 const UNRESOLVED: u32 = u32::MAX;
+
+impl Default for RecallIndex {
+    fn default() -> Self {
+        RecallIndex {
+            indexed: Vec::new(),
+            postings: HashMap::new(),
+            grams: HashMap::new(),
+            word_hits: Vec::new(),
+            gram_hits: Vec::new(),
+            ceiling: 1.0,
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 struct Indexed {
@@ -74,6 +96,7 @@ impl RecallIndex {
             *self = RecallIndex::default();
         }
         for (i, e) in entries.iter().enumerate().skip(self.indexed.len()) {
+            self.ceiling = self.ceiling.max(e.confidence);
             let indexed = Self::read(e, vocabulary);
             post(&mut self.postings, i, &indexed.content);
             post(&mut self.grams, i, indexed.sets.trigram_ids());
@@ -81,8 +104,10 @@ impl RecallIndex {
         }
     }
 
-    /// Re-reads entry `i` if its text is not the one indexed.
+    /// Re-reads entry `i` if its text is not the one indexed, and its
+    /// confidence.
     pub fn refresh(&mut self, i: usize, e: &Entry, vocabulary: &mut Vocabulary) {
+        self.ceiling = self.ceiling.max(e.confidence);
         let Some(old) = self.indexed.get(i) else {
             return; // not indexed yet: catch_up reads it
         };
@@ -116,8 +141,9 @@ impl RecallIndex {
     /// text counted only if it holds one of `content` (the context's
     /// content-word ids, sorted); the best first, ties to the lower
     /// position; only scores above 0. Every entry must be indexed with
-    /// its current text (see [`Self::is_current`]), and no effective
-    /// confidence may exceed 1 (a stored entry's cannot).
+    /// its current text (see [`Self::is_current`]), and no confidence may
+    /// have risen past the highest of 1 and those the index has read
+    /// (the engine's changes keep it at most 1).
     pub fn top(
         &mut self,
         entries: &[Entry],
@@ -159,23 +185,24 @@ impl RecallIndex {
                 None => {}
             }
         }
-        // (bound, position, effective, the active entry it scores for) of
-        // the entries held: the active ones, and the dormant ones that may
+        // (bound, position, weight, the active entry it scores for) of the
+        // entries held, where the weight is an active entry's effective
+        // confidence, or a dormant one's similarity bound before its
+        // parent is known: the active ones, and the dormant ones that may
         // be folded under one. A dormant entry's parent is looked up only
-        // when its bound is reached: with effective confidence at most 1
-        // (`limits` refuses more), its words and trigrams bound it before
-        // its parent is known, and looking up the parent of every holder
-        // (tens of thousands after a sleep over text agents write) was
-        // most of a recall.
+        // when its bound is reached: until then its words and trigrams
+        // bound it, times the highest confidence read (`ceiling`), as
+        // looking up the parent of every holder (tens of thousands after
+        // a sleep over text agents write) was most of a recall.
         let mut bounded: Vec<(f64, u32, f64, u32)> = Vec::with_capacity(held.len());
         for &p in &held {
             let i = p as usize;
             let (words, grams) = (self.word_hits[i], self.gram_hits[i]);
             self.word_hits[i] = 0;
             self.gram_hits[i] = 0;
-            let (effective, target) = match entries[i].status {
-                Status::Active => (entries[i].effective(now), p),
-                Status::Dormant => (1.0, UNRESOLVED),
+            let target = match entries[i].status {
+                Status::Active => p,
+                Status::Dormant => UNRESOLVED,
                 Status::Retired => continue,
             };
             let sets = &self.indexed[i].sets;
@@ -185,7 +212,12 @@ impl RecallIndex {
                 usize::from(words) + other_tokens,
                 usize::from(grams) + common_grams,
             );
-            bounded.push((most * effective, p, effective, target));
+            bounded.push(if target == UNRESOLVED {
+                (most * self.ceiling, p, most, target)
+            } else {
+                let effective = entries[i].effective(now);
+                (most * effective, p, effective, target)
+            });
         }
         // best bound first (a slice at a time: the scoring usually stops
         // early, and sorting every holder cost as much as the rest of a
@@ -198,60 +230,56 @@ impl RecallIndex {
         };
         let mut best: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
         let out_of_reach =
-            |best: &Vec<(usize, f64)>, bound: f64| best.len() == k && bound < best[k - 1].1;
-        visit_in_order(
-            &mut bounded,
-            order,
-            |(mut bound, p, mut effective, target)| {
-                if out_of_reach(&best, bound) {
-                    return false;
-                }
-                let i = p as usize;
-                let t = if target == UNRESOLVED {
-                    let Some(t) = recalled_for(i) else {
-                        return true;
-                    };
-                    // the bound with the parent's confidence: under the k-th
-                    // score it skips this text, yet a later one (bounded
-                    // before its parent was known) may still reach it
-                    effective = entries[t].effective(now);
-                    debug_assert!(effective <= 1.0, "entry {t} is over full confidence");
-                    bound *= effective;
-                    if out_of_reach(&best, bound) {
-                        return true;
-                    }
-                    t
-                } else {
-                    target as usize
+            |best: &[(usize, f64)], bound: f64| best.len() == k && bound < best[k - 1].1;
+        visit_in_order(&mut bounded, order, |(mut bound, p, weight, target)| {
+            if out_of_reach(&best, bound) {
+                return false;
+            }
+            let i = p as usize;
+            let (t, effective) = if target == UNRESOLVED {
+                let Some(t) = recalled_for(i) else {
+                    return true;
                 };
-                // a parent met again through another text keeps its best: a
-                // text that cannot beat it is not scored (many lessons folded
-                // under one parent would each be, before k parents are found)
-                let met = best.iter().position(|&(j, _)| j == t);
-                if met.is_some_and(|at| best[at].1 >= bound) {
+                // the bound with the parent's confidence: under the k-th
+                // score it skips this text, yet a later one (bounded
+                // before its parent was known) may still reach it
+                let effective = entries[t].effective(now);
+                debug_assert!(effective <= self.ceiling, "entry {t} is over the ceiling");
+                bound = weight * effective;
+                if out_of_reach(&best, bound) {
                     return true;
                 }
-                debug_assert!(
-                    self.is_current(i, &entries[i]),
-                    "entry {i} changed text unindexed"
-                );
-                let s = query.similarity(&self.indexed[i].sets) * effective;
-                if s > 0.0 {
-                    if let Some(at) = met {
-                        if best[at].1 >= s {
-                            return true;
-                        }
-                        best.remove(at);
+                (t, effective)
+            } else {
+                (target as usize, weight)
+            };
+            // a parent met again through another text keeps its best: a
+            // text that cannot beat it is not scored (many lessons folded
+            // under one parent would each be, before k parents are found)
+            let met = best.iter().position(|&(j, _)| j == t);
+            if met.is_some_and(|at| best[at].1 >= bound) {
+                return true;
+            }
+            debug_assert!(
+                self.is_current(i, &entries[i]),
+                "entry {i} changed text unindexed"
+            );
+            let s = query.similarity(&self.indexed[i].sets) * effective;
+            if s > 0.0 {
+                if let Some(at) = met {
+                    if best[at].1 >= s {
+                        return true;
                     }
-                    let at = best.partition_point(|&(j, u)| u > s || (u == s && j < t));
-                    if at < k {
-                        best.insert(at, (t, s));
-                        best.truncate(k);
-                    }
+                    best.remove(at);
                 }
-                true
-            },
-        );
+                let at = best.partition_point(|&(j, u)| u > s || (u == s && j < t));
+                if at < k {
+                    best.insert(at, (t, s));
+                    best.truncate(k);
+                }
+            }
+            true
+        });
         best
     }
 
@@ -480,7 +508,14 @@ mod tests {
                             Status::Active
                         };
                     }
-                    _ => {}
+                    _ => {
+                        // confidence past 1, as a store edited by hand
+                        // could sync: no bound may fall under it
+                        let i = rng.below(l.entries.len());
+                        let mut e = l.entries[i].clone();
+                        e.confidence = 1.0 + rng.below(20) as f64 / 10.0;
+                        l.replace_entry(i, e);
+                    }
                 }
                 let context = rng.text(1);
                 let k = 1 + rng.below(8);
