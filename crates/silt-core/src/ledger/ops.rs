@@ -363,11 +363,11 @@ impl Ledger {
         }
         let actives = candidates.len();
         for (i, e) in self.entries.iter().enumerate() {
-            // a folded situation under the floor cannot lift its parent
             if !is_folded(e) || self.lesson_rows[i].is_none() {
                 continue;
             }
             let r = f64::from(dot(query, self.trigger_rows.row(i)));
+            // under the floor it cannot lift its parent: no bound
             if let Some(bound) = recall_bound(highest_confidence, r, unrelated_below) {
                 bounds.push((candidates.len(), bound));
                 candidates.push(i);
@@ -872,8 +872,7 @@ impl Ledger {
 /// of a recall at 100k, and only the lessons whose bound reaches the
 /// k-th score need it (about a hundred of 100k unslept lessons, measured
 /// with examples/recall_meaning.rs); `lesson_of` is asked only for
-/// those.
-/// The answer is a sort by score's.
+/// those. The answer is a sort by score's.
 fn rank_by_meaning(
     entries: &[Entry],
     relevance: &[f64],
