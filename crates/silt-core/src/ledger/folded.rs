@@ -10,6 +10,11 @@
 //! fold costs recall what it was meant to keep. So recall scores a parent
 //! by its own text or by any lesson folded under it, whichever is nearer
 //! the context (`Ledger::recall`, `Ledger::recall_near`).
+//!
+//! A parent may later be merged into another lesson that says the same
+//! (retired, "merged into ID"): its children are then recalled as the
+//! lesson it was merged into, which gives their advice, rather than
+//! hidden from recall with nothing in their place.
 
 use rustc_hash::FxHashMap;
 
@@ -17,6 +22,10 @@ use super::entry::{Entry, Status};
 
 /// The note a folded lesson carries, before its parent's id.
 pub const FOLDED_UNDER: &str = "folded under ";
+
+/// The note a lesson merged away carries, before the id of the lesson
+/// it was merged into.
+pub const MERGED_INTO: &str = "merged into ";
 
 /// Whether `e` is a lesson folded under a parent (which may itself be
 /// gone: see [`Positions::recalled_for`]).
@@ -62,9 +71,16 @@ impl Positions {
         self.links.resize(entries.len(), NO_LINK);
     }
 
-    /// The parent entry `i`'s note names, if it names one.
+    /// The entry that stands for entry `i`, if its note names one: the
+    /// parent a dormant lesson is folded under, or the lesson a retired
+    /// one was merged into.
     fn parent(&mut self, entries: &[Entry], i: usize) -> Option<usize> {
-        let id = entries[i].note.strip_prefix(FOLDED_UNDER)?;
+        let e = &entries[i];
+        let id = match e.status {
+            Status::Dormant => e.note.strip_prefix(FOLDED_UNDER)?,
+            Status::Retired => e.note.strip_prefix(MERGED_INTO)?,
+            Status::Active => return None,
+        };
         let known = *self.links.get(i)? as usize;
         if entries.get(known).is_some_and(|p| p.id == id) {
             return Some(known);
@@ -82,18 +98,18 @@ impl Positions {
     }
 
     /// The active lesson recalled in place of entry `i`: the parent it is
-    /// folded under, or that parent's when it is folded in turn. None for
-    /// an entry that is not dormant under a parent, or whose ancestors
-    /// are gone (retired, evicted) or not all read by `catch_up`, or
-    /// whose notes make a cycle.
+    /// folded under, or that parent's when it is folded in turn, or the
+    /// lesson a parent was merged into. None for an entry that is not
+    /// dormant under a parent, or whose ancestors are gone (retired
+    /// otherwise than by a merge, evicted) or not all read by
+    /// `catch_up`, or whose notes make a cycle.
     pub fn recalled_for(&mut self, entries: &[Entry], i: usize) -> Option<usize> {
+        if entries[i].status != Status::Dormant {
+            return None;
+        }
         let mut at = i;
         // a chain longer than the ledger is a cycle
         for _ in 0..entries.len() {
-            let e = &entries[at];
-            if e.status != Status::Dormant {
-                return None;
-            }
             at = self.parent(entries, at)?;
             if entries[at].status == Status::Active {
                 return Some(at);
@@ -128,6 +144,18 @@ mod tests {
             entry("y", Status::Dormant, &under("x")),
             entry("d", Status::Active, &under("g")),
             entry("e", Status::Dormant, &under("nobody")),
+            // a parent merged into a lesson that was merged in turn
+            entry("f", Status::Dormant, &under("m")),
+            entry("m", Status::Retired, "merged into n"),
+            entry("n", Status::Retired, "merged into g"),
+            // merged away itself: recalled as nothing (not folded)
+            entry("o", Status::Retired, "merged into g"),
+            // folded under a lesson retired otherwise, naming a merge
+            entry("h", Status::Dormant, &under("r")),
+            entry("r", Status::Retired, "boundary: merged into g"),
+            // "merged into" on a dormant parent is not a merge
+            entry("i", Status::Dormant, &under("s")),
+            entry("s", Status::Dormant, "merged into g"),
         ];
         let mut at = Positions::default();
         at.catch_up(&entries);
@@ -146,8 +174,16 @@ mod tests {
                 None, // dormant, folded under nobody
                 None, // a cycle of notes
                 None,
-                None, // revived: active, its old note kept
-                None, // an unknown parent
+                None,    // revived: active, its old note kept
+                None,    // an unknown parent
+                Some(2), // through two merges
+                None,
+                None,
+                None, // merged away, not folded
+                None, // its parent retired, not merged
+                None,
+                None, // a dormant parent's note is not a merge
+                None,
             ]
         );
     }

@@ -13,7 +13,7 @@ use super::Params;
 use super::best_first::visit_in_order;
 use super::entry::{Entry, Status};
 use super::events::{Event, EventKind};
-use super::folded::{Positions, is_folded};
+use super::folded::{MERGED_INTO, Positions, is_folded};
 use super::meaning::{Cuts, VectorCache, dot};
 use super::recall_index::RecallIndex;
 use super::relate::Verdict;
@@ -813,7 +813,7 @@ impl Ledger {
         let keep_id = k.id.clone();
         let g = &mut self.entries[gone];
         g.status = Status::Retired;
-        g.note = format!("merged into {keep_id}");
+        g.note = format!("{MERGED_INTO}{keep_id}");
         Event::new(
             now,
             EventKind::Merged,
@@ -1528,8 +1528,12 @@ mod tests {
                 if e.status == Status::Active {
                     break;
                 }
-                let parent = (e.status == Status::Dormant)
-                    .then(|| e.note.strip_prefix("folded under "))
+                let link = match e.status {
+                    Status::Dormant => "folded under ",
+                    _ => "merged into ",
+                };
+                let parent = (at != i || e.status == Status::Dormant)
+                    .then(|| e.note.strip_prefix(link))
                     .flatten()
                     .and_then(|id| l.entries.iter().position(|p| p.id == id));
                 match parent {
@@ -1612,6 +1616,12 @@ mod tests {
                 );
                 match rng.below(10) {
                     0 => e.status = Status::Retired,
+                    7 if i > 0 => {
+                        // merged into an earlier lesson: a folded
+                        // lesson's parent may be
+                        e.status = Status::Retired;
+                        e.note = format!("merged into e{}", rng.below(i));
+                    }
                     1..=5 if i > 0 => {
                         // folded under an earlier lesson: active, folded
                         // in turn (a chain), or gone (an orphan)

@@ -396,15 +396,18 @@ mod tests {
             .filter(|t| t.chars().count() > 1 && !crate::text::is_stopword(t))
             .collect();
         let active_above = |mut i: usize| -> Option<usize> {
-            for _ in 0..l.entries.len() {
+            for steps in 0..l.entries.len() {
                 let e = &l.entries[i];
                 if e.status == Status::Active {
                     return Some(i);
                 }
-                let parent = e.note.strip_prefix("folded under ")?;
-                if e.status != Status::Dormant {
-                    return None;
-                }
+                // folded under a parent, or (a parent) merged into
+                // another lesson
+                let parent = match e.status {
+                    Status::Dormant => e.note.strip_prefix("folded under ")?,
+                    _ if steps > 0 => e.note.strip_prefix("merged into ")?,
+                    _ => return None,
+                };
                 i = l.entries.iter().position(|p| p.id == parent)?;
             }
             None
@@ -484,11 +487,17 @@ mod tests {
                 match rng.below(5) {
                     3 => {
                         // folded under another lesson (a parent, a
-                        // parent's parent, a retired one, or a cycle)
+                        // parent's parent, a retired one, or a cycle),
+                        // or merged into one
                         let i = rng.below(l.entries.len());
                         let parent = l.entries[rng.below(l.entries.len())].id.clone();
-                        l.entries[i].status = Status::Dormant;
-                        l.entries[i].note = format!("folded under {parent}");
+                        let (status, link) = if rng.below(4) == 0 {
+                            (Status::Retired, "merged into")
+                        } else {
+                            (Status::Dormant, "folded under")
+                        };
+                        l.entries[i].status = status;
+                        l.entries[i].note = format!("{link} {parent}");
                     }
                     0 => {
                         let e = rng.entry(l.entries.len());

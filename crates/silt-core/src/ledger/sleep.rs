@@ -1727,6 +1727,29 @@ mod margin_tests {
         for when in &whens {
             assert_eq!(advice(&mut l, when), ours, "after: {when}");
         }
+        // a later sleep may merge a parent into a lesson that says the
+        // same; its children are then recalled as that lesson
+        let parents: Vec<usize> = (0..l.entries.len())
+            .filter(|&i| l.entries[i].note == "abstracted parent")
+            .collect();
+        for (n, p) in parents.into_iter().enumerate() {
+            let mut q = Entry::new(
+                format!("q{n:07}"),
+                "working on the compiler".into(),
+                ours.into(),
+                1.0,
+                50,
+                NOW,
+            );
+            q.hit_count = 50;
+            l.entries.push(q);
+            let q = l.entries.len() - 1;
+            l.merge(p, q, NOW);
+            assert_eq!(l.entries[p].status, Status::Retired);
+        }
+        for when in &whens {
+            assert_eq!(advice(&mut l, when), ours, "after a merge: {when}");
+        }
     }
 
     #[test]
