@@ -45,6 +45,7 @@ pub fn read(path: &Path, now: f64) -> Result<Vec<Entry>> {
             Some(missing) => Err(format!("has no '{missing}'")),
             None => serde_json::from_value::<Entry>(Value::Object(row))
                 .map_err(|e| format!("is malformed ({e})"))
+                .map(|e| unfold_decay(e, now))
                 .and_then(|e| limits::stored_entry(&e, now).map(|()| e)),
         };
         match checked {
@@ -71,6 +72,21 @@ pub fn read(path: &Path, now: f64) -> Result<Vec<Entry>> {
     Ok(entries)
 }
 
+/// Undoes what [`write`] folds in: a confidence past 1 is one whose decay
+/// silt had folded in (at a merge, say) and `write` scaled back up to
+/// Sediment's formula. Read as the same effective confidence, from a
+/// `decayed_at` at or before `now`, it is a lesson like any other; read
+/// as it stands, silt's own export could not be imported again.
+fn unfold_decay(mut e: Entry, now: f64) -> Entry {
+    if e.decayed_at.is_none() && e.confidence > 1.0 && e.confidence.is_finite() {
+        let half_life = e.half_life_days() * DAY;
+        let at = (e.last_confirmed + half_life * e.confidence.log2()).min(now);
+        e.confidence = (e.confidence * 0.5f64.powf((at - e.last_confirmed) / half_life)).min(1.0);
+        e.decayed_at = Some(at);
+    }
+    e
+}
+
 /// Entries as Sediment writes them: its fields in its order, decay folded
 /// so Sediment's formula (decay from `last_confirmed`) gives silt's
 /// effective confidence, then any unknown fields; `indent=2`.
@@ -87,4 +103,40 @@ pub fn write(entries: &[Entry]) -> Result<String> {
         })
         .collect::<Result<_, _>>()?;
     Ok(serde_json::to_string_pretty(&rows)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_export_with_decay_folded_in_imports_again_as_it_was() {
+        let now = 1_750_000_000.0;
+        // merged today after a month unconfirmed: decay folded in at now,
+        // so the export scales the confidence past 1
+        let mut merged = Entry::new("m".into(), "w".into(), "p".into(), 0.9, 0, now - 40.0 * DAY);
+        merged.last_confirmed = now - 30.0 * DAY;
+        merged.decayed_at = Some(now);
+        // decay folded in long ago: the export's confidence stays under 1
+        let mut old = merged.clone();
+        old.id = "o".into();
+        old.decayed_at = Some(now - 29.0 * DAY);
+        // confirmed today, nothing to unfold
+        let fresh = Entry::new("f".into(), "w2".into(), "p2".into(), 0.6, 1, now);
+        let entries = [merged, old, fresh];
+        let text = write(&entries).unwrap();
+        let exported: Vec<Value> = serde_json::from_str(&text).unwrap();
+        assert!(exported[0]["confidence"].as_f64().unwrap() > 1.0, "{text}");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("ledger.json");
+        std::fs::write(&file, text).unwrap();
+        let back = read(&file, now).unwrap();
+        for (a, b) in entries.iter().zip(&back) {
+            for t in [now, now + 10.0 * DAY, now + 200.0 * DAY] {
+                let (x, y) = (a.effective(t), b.effective(t));
+                assert!((x - y).abs() < 1e-9, "{}: {x} against {y}", a.id);
+            }
+            assert!(b.confidence <= 1.0);
+        }
+    }
 }

@@ -175,10 +175,7 @@ pub type ToolOutcome = Result<Value, ToolError>;
 
 use crate::tools::error::parse_args as parse;
 
-use silt_core::ledger::limits::{MAX_ID_CHARS, MAX_TEXT_CHARS, text};
-
-/// The longest id `forget` takes.
-const FORGET_ID_CHARS: usize = 4096;
+use silt_core::ledger::limits::{MAX_ID_CHARS, MAX_ROW_ID_BYTES, MAX_TEXT_CHARS, text};
 
 fn range(name: &str, value: u32, lo: u32, hi: u32) -> Result<u32, ToolError> {
     if !(lo..=hi).contains(&value) {
@@ -644,7 +641,7 @@ impl LedgerTools {
         let p: ForgetParams = parse(args)?;
         // longer than a capture's ids: a file an older silt imported may
         // hold one, and forgetting is how it goes
-        let id = text("id", &p.id, FORGET_ID_CHARS).map_err(ToolError::invalid)?;
+        let id = text("id", &p.id, MAX_ROW_ID_BYTES).map_err(ToolError::invalid)?;
         let reason = match &p.reason {
             Some(r) => text("reason", r, MAX_TEXT_CHARS).map_err(ToolError::invalid)?,
             None => "forgotten on request".into(),

@@ -588,3 +588,79 @@ async fn kept_pair_count_stays_right(judge: &str) {
     assert!(kept);
     assert_eq!(said, truth, "after a capture that followed the sleep");
 }
+
+#[test]
+fn lessons_edited_out_of_range_are_named_and_nothing_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.db");
+    for (when, prefer) in [
+        ("editing the parser", "run the parser tests"),
+        ("deploying to production", "tag the release first"),
+        ("writing the docs", "link the issue"),
+    ] {
+        let (ok, _, err) = silt(&ledger, &["capture", "--when", when, "--prefer", prefer]);
+        assert!(ok, "{err}");
+    }
+    let ids: Vec<String> = export(&ledger)
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    // one row edited by hand past its range, one damaged
+    let db = rusqlite::Connection::open(&ledger).unwrap();
+    db.execute(
+        "UPDATE entries SET body = json_set(body, '$.confidence', -1) WHERE id = ?1",
+        [&ids[0]],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE entries SET body = 'not json' WHERE id = ?1",
+        [&ids[1]],
+    )
+    .unwrap();
+    drop(db);
+    let rows = || -> (Vec<(String, String, i64)>, i64) {
+        let db = rusqlite::Connection::open(&ledger).unwrap();
+        let mut q = db
+            .prepare("SELECT id, body, version FROM entries ORDER BY seq")
+            .unwrap();
+        let rows = q
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let events = db
+            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+            .unwrap();
+        (rows, events)
+    };
+    let before = rows();
+    for args in [
+        &["stats"][..],
+        &["recall", "editing the parser"],
+        &["capture", "--when", "w", "--prefer", "p"],
+        &["confirm", &ids[2]],
+        &["sleep"],
+        &["export"],
+    ] {
+        let (ok, _, err) = silt(&ledger, args);
+        assert!(!ok, "{args:?} worked on a damaged ledger");
+        for needle in [
+            &ids[0][..],
+            "confidence must be a number at or above 0, got -1",
+            &ids[1],
+            "does not parse",
+            "silt ledger forget",
+        ] {
+            assert!(err.contains(needle), "{args:?}: no '{needle}' in {err}");
+        }
+        assert_eq!(rows(), before, "{args:?} changed the ledger");
+    }
+    // the way out the error names
+    for id in &ids[..2] {
+        let (ok, _, err) = silt(&ledger, &["forget", id]);
+        assert!(ok, "{err}");
+    }
+    let left = export(&ledger);
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["id"], ids[2].as_str());
+}

@@ -69,18 +69,8 @@ pub fn stored_entry(e: &Entry, now: f64) -> Result<(), String> {
             e.confidence
         ));
     }
-    for (name, t) in [
-        ("created", Some(e.created)),
-        ("last_confirmed", Some(e.last_confirmed)),
-        ("last_fired", Some(e.last_fired)),
-        ("decayed_at", e.decayed_at),
-    ] {
-        let Some(t) = t else { continue };
-        if !t.is_finite() || t < 0.0 {
-            return Err(format!(
-                "{name} must be a time in seconds since 1970, got {t}"
-            ));
-        }
+    finite_times(e)?;
+    for (name, t) in times(e) {
         if t > now + FUTURE_SLACK {
             return Err(format!(
                 "{name} lies {:.0} days in the future",
@@ -95,6 +85,82 @@ pub fn stored_entry(e: &Entry, now: f64) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A text or note as a store row may hold it, in bytes: far past
+/// anything silt writes (a note quotes two actions and an id), but an
+/// older silt imported files unchecked, and those rows are the user's.
+pub const MAX_ROW_TEXT_BYTES: usize = 64 << 10;
+/// An id as a store row may hold it, in bytes, for the same reason;
+/// `forget` takes ids this long, so any row that passes can be removed.
+pub const MAX_ROW_ID_BYTES: usize = 4096;
+/// Unknown fields as a store row may hold them, as JSON bytes.
+pub const MAX_ROW_EXTRA_BYTES: usize = 1 << 20;
+
+/// Checks an entry read back from the ledger's own store for what no
+/// lesson of any age holds: a confidence or time that is not a finite
+/// number at or above 0, or texts, a note or unknown fields past
+/// anything silt ever wrote. Gentler than [`stored_entry`] on purpose: a
+/// silt from before these limits imported files unchecked (long ids and
+/// texts), another writer's clock may run ahead, and silt's own export
+/// writes confidences past 1 (decay folded back in, for Sediment's
+/// formula), so those rows load as they are; recall bounds a confidence
+/// past 1 by the highest it has read. What fails here was damaged or
+/// edited by hand: worked on as it is, a NaN confidence would scramble
+/// every ordering it enters, a 50 MB trigger be scanned on every recall.
+pub fn store_row(e: &Entry) -> Result<(), String> {
+    for (name, len, max) in [
+        ("id", e.id.len(), MAX_ROW_ID_BYTES),
+        ("when", e.when.len(), MAX_ROW_TEXT_BYTES),
+        ("prefer", e.prefer.len(), MAX_ROW_TEXT_BYTES),
+        ("note", e.note.len(), MAX_ROW_TEXT_BYTES),
+    ] {
+        if len > max {
+            return Err(format!(
+                "its {name} takes {len} bytes, over the {max} a row may hold"
+            ));
+        }
+    }
+    if !(e.confidence.is_finite() && e.confidence >= 0.0) {
+        return Err(format!(
+            "confidence must be a number at or above 0, got {}",
+            e.confidence
+        ));
+    }
+    finite_times(e)?;
+    if !e.extra.is_empty() {
+        let extra = serde_json::to_string(&e.extra).map_or(usize::MAX, |s| s.len());
+        if extra > MAX_ROW_EXTRA_BYTES {
+            return Err(format!(
+                "its unknown fields take {extra} bytes, over the {MAX_ROW_EXTRA_BYTES} a row may hold"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every time an entry holds is a time since 1970, or why not.
+fn finite_times(e: &Entry) -> Result<(), String> {
+    for (name, t) in times(e) {
+        if !t.is_finite() || t < 0.0 {
+            return Err(format!(
+                "{name} must be a time in seconds since 1970, got {t}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An entry's times, named as its fields are.
+fn times(e: &Entry) -> impl Iterator<Item = (&'static str, f64)> {
+    [
+        ("created", Some(e.created)),
+        ("last_confirmed", Some(e.last_confirmed)),
+        ("last_fired", Some(e.last_fired)),
+        ("decayed_at", e.decayed_at),
+    ]
+    .into_iter()
+    .filter_map(|(name, t)| Some((name, t?)))
 }
 
 /// Like [`text`], but a stored text is taken as it is (not trimmed).
@@ -156,6 +222,65 @@ mod tests {
                 e.extra
                     .insert("blob".into(), "b".repeat(MAX_EXTRA_BYTES).into());
             })
+            .contains("unknown fields")
+        );
+    }
+
+    #[test]
+    fn a_store_row_is_refused_only_for_what_no_lesson_holds() {
+        let row = |f: &dyn Fn(&mut Entry)| {
+            let mut e = entry();
+            f(&mut e);
+            store_row(&e)
+        };
+        // what older silts and other writers left is a lesson still: a
+        // long id or text from an unchecked import, a clock ahead, an
+        // exported confidence past 1, an empty trigger
+        for ok in [
+            row(&|e| e.id = "x".repeat(MAX_ROW_ID_BYTES)),
+            row(&|e| e.when = "w".repeat(MAX_WHEN_CHARS * 10)),
+            row(&|e| e.when = String::new()),
+            row(&|e| e.note = format!("merged into {}", "x".repeat(4096))),
+            row(&|e| e.last_confirmed = 2000.0 + 30.0 * DAY),
+            row(&|e| e.confidence = 1.7),
+        ] {
+            assert_eq!(ok, Ok(()));
+        }
+        for c in [-0.1, f64::NAN, f64::INFINITY] {
+            assert!(
+                row(&|e| e.confidence = c)
+                    .unwrap_err()
+                    .contains("confidence")
+            );
+        }
+        assert!(
+            row(&|e| e.created = f64::INFINITY)
+                .unwrap_err()
+                .contains("created")
+        );
+        assert!(
+            row(&|e| e.decayed_at = Some(-1.0))
+                .unwrap_err()
+                .contains("decayed_at")
+        );
+        assert!(
+            row(&|e| e.id = "x".repeat(MAX_ROW_ID_BYTES + 1))
+                .unwrap_err()
+                .contains("id")
+        );
+        let big = "x".repeat(MAX_ROW_TEXT_BYTES + 1);
+        assert!(
+            row(&|e| e.prefer = big.clone())
+                .unwrap_err()
+                .contains("prefer")
+        );
+        assert!(row(&|e| e.note = big.clone()).unwrap_err().contains("note"));
+        assert!(
+            row(&|e| {
+                e.extra
+                    .insert("blob".into(), "b".repeat(MAX_ROW_EXTRA_BYTES).into());
+            })
+            .unwrap_err()
             .contains("unknown fields")
         );
     }

@@ -149,6 +149,10 @@ trait Backend: Send {
     fn newest_created(&self) -> Result<Option<f64>>;
     /// Bodies of entries written after `version`, in stored order.
     fn bodies_since(&self, version: i64) -> Result<Vec<String>>;
+    /// Ids of entries written after `version`, in stored order: read only
+    /// to name rows that failed (reading them beside every body cost a
+    /// full read of 100k rows a fifth more).
+    fn ids_since(&self, version: i64) -> Result<Vec<String>>;
     fn body(&self, id: &str) -> Result<Option<String>>;
     /// Inserts or replaces (id, body) rows at `version`.
     fn put_entries(&mut self, rows: &[(&str, String)], version: i64) -> Result<()>;
@@ -508,16 +512,32 @@ impl Store {
         self.rollback();
     }
 
-    /// Entries written after `version`, in the order they were first stored.
+    /// Entries written after `version`, in the order they were first
+    /// stored. A row that does not parse or is out of range (edited by
+    /// hand, damaged) refuses the read, naming every such row: the ledger
+    /// is not worked on with it, nor written back without it.
     pub fn changed_since(&self, version: i64) -> Result<Vec<Entry>> {
-        self.db
-            .bodies_since(version)?
-            .into_iter()
-            .map(|body| {
-                serde_json::from_str(&body)
-                    .with_context(|| format!("a stored entry is unreadable: {body}"))
-            })
-            .collect()
+        let bodies = self.db.bodies_since(version)?;
+        let mut entries = Vec::with_capacity(bodies.len());
+        let mut bad = Vec::new();
+        for (at, body) in bodies.iter().enumerate() {
+            match read_row(body) {
+                Ok(e) => entries.push(e),
+                Err(why) => bad.push((at, why)),
+            }
+        }
+        if !bad.is_empty() {
+            // the same rows in the same order: one read transaction, or
+            // one statement's snapshot each when none is open, and rows
+            // are only appended or rewritten in place
+            let ids = self.db.ids_since(version)?;
+            let named: Vec<(String, String)> = bad
+                .into_iter()
+                .map(|(at, why)| (ids.get(at).cloned().unwrap_or_default(), why))
+                .collect();
+            bail!(refusal(&named));
+        }
+        Ok(entries)
     }
 
     /// Writes changed entries and events under the open write lock, bumps
@@ -537,7 +557,17 @@ impl Store {
         let version = self.version()? + 1;
         let rows = entries
             .iter()
-            .map(|e| Ok((e.id.as_str(), serde_json::to_string(e)?)))
+            .map(|e| {
+                // what every read checks: a row written past it would
+                // refuse every later call on the ledger, not this one
+                silt_core::ledger::limits::store_row(e).map_err(|why| {
+                    anyhow::anyhow!(
+                        "lesson {} was not stored: {why}",
+                        serde_json::Value::from(e.id.as_str())
+                    )
+                })?;
+                Ok((e.id.as_str(), serde_json::to_string(e)?))
+            })
             .collect::<Result<Vec<_>>>()?;
         self.db.put_entries(&rows, version)?;
         for ev in events {
@@ -673,10 +703,7 @@ impl Store {
     pub fn get(&self, id: &str) -> Result<Option<Entry>> {
         self.db
             .body(id)?
-            .map(|b| {
-                serde_json::from_str(&b)
-                    .with_context(|| format!("a stored entry is unreadable: {b}"))
-            })
+            .map(|b| read_row(&b).map_err(|why| anyhow::anyhow!(refusal(&[(id.into(), why)]))))
             .transpose()
     }
 
@@ -739,6 +766,42 @@ impl Store {
         }
         Ok(counts)
     }
+}
+
+/// How many bad rows a refusal lists before counting the rest.
+const LISTED: usize = 20;
+
+/// An entry from its stored body, checked as the engine's own writes
+/// always are ([`silt_core::ledger::limits::store_row`]).
+fn read_row(body: &str) -> std::result::Result<Entry, String> {
+    let e: Entry =
+        serde_json::from_str(body).map_err(|e| format!("its stored body does not parse ({e})"))?;
+    silt_core::ledger::limits::store_row(&e)?;
+    Ok(e)
+}
+
+/// The error for rows [`read_row`] refused, with what to do about them.
+fn refusal(bad: &[(String, String)]) -> String {
+    // each id whole and quoted, as `forget` needs it (a row that passes
+    // the id's bound is one `forget` takes)
+    let shown: Vec<String> = bad
+        .iter()
+        .take(LISTED)
+        .map(|(id, why)| format!("  {}: {why}", serde_json::Value::from(id.as_str())))
+        .collect();
+    let more = match bad.len().saturating_sub(LISTED) {
+        0 => String::new(),
+        n => format!("\n  … and {n} more, listed once these are gone"),
+    };
+    format!(
+        "the ledger holds {} lesson{} damaged or edited outside silt, and no call works on \
+         its lessons until they are gone; nothing was changed. Remove each with `silt ledger \
+         forget ID` or the sediment_forget tool (its text is lost), or restore the ledger from \
+         a backup:\n{}{more}",
+        bad.len(),
+        if bad.len() == 1 { "" } else { "s" },
+        shown.join("\n"),
+    )
 }
 
 impl Drop for Store {
@@ -848,5 +911,25 @@ mod tests {
         store.keep_pressure(&p).unwrap();
         store.commit(&[], &[]).unwrap();
         assert_eq!(store.pressure().unwrap(), None);
+    }
+
+    /// What a read would refuse is never written: the call that made it
+    /// fails, not every call after it.
+    #[test]
+    fn a_row_a_read_would_refuse_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("ledger.db")).unwrap();
+        let good = Entry::new("a".into(), "w".into(), "p".into(), 0.5, 0, 1e9);
+        let mut bad = good.clone();
+        bad.id = "b".into();
+        bad.confidence = -0.5;
+        store.begin_write().unwrap();
+        let err = store.commit(&[good.clone(), bad], &[]).unwrap_err();
+        assert!(err.to_string().contains("\"b\" was not stored"), "{err}");
+        store.rollback();
+        assert!(store.all().unwrap().is_empty());
+        store.begin_write().unwrap();
+        store.commit(std::slice::from_ref(&good), &[]).unwrap();
+        assert_eq!(store.all().unwrap(), [good]);
     }
 }

@@ -521,6 +521,18 @@ impl Backend for PgDb {
         })
     }
 
+    fn ids_since(&self, version: i64) -> Result<Vec<String>> {
+        self.run(move |c| {
+            Ok(c.query(
+                "SELECT id FROM entries WHERE version > $1 ORDER BY seq",
+                &[&version],
+            )?
+            .into_iter()
+            .map(|r| r.get(0))
+            .collect())
+        })
+    }
+
     fn body(&self, id: &str) -> Result<Option<String>> {
         let id = id.to_string();
         self.run(move |c| {

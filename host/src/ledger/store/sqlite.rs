@@ -138,6 +138,14 @@ impl Backend for SqliteDb {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    fn ids_since(&self, version: i64) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM entries WHERE version > ?1 ORDER BY seq")?;
+        let rows = stmt.query_map([version], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     fn body(&self, id: &str) -> Result<Option<String>> {
         Ok(self
             .conn
