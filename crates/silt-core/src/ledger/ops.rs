@@ -363,7 +363,12 @@ impl Ledger {
         }
         let actives = candidates.len();
         for (i, e) in self.entries.iter().enumerate() {
-            if !is_folded(e) || self.lesson_rows[i].is_none() {
+            // a dormant lesson with vectors was folded when they were
+            // taken; its note is read (by `lesson_of`) only if the
+            // ranking reaches it, and one that names no parent then
+            // fires nothing. Reading every folded lesson's note here, a
+            // cache miss each, was most of a recall after a sleep.
+            if e.status != Status::Dormant || self.lesson_rows[i].is_none() {
                 continue;
             }
             let r = f64::from(dot(query, self.trigger_rows.row(i)));
