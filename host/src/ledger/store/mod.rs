@@ -149,10 +149,10 @@ trait Backend: Send {
     fn newest_created(&self) -> Result<Option<f64>>;
     /// Bodies of entries written after `version`, in stored order.
     fn bodies_since(&self, version: i64) -> Result<Vec<String>>;
-    /// Ids of entries written after `version`, in stored order: read only
-    /// to name rows that failed (reading them beside every body cost a
-    /// full read of 100k rows a fifth more).
-    fn ids_since(&self, version: i64) -> Result<Vec<String>>;
+    /// Ids and bodies of entries written after `version`, in stored
+    /// order: read only to name rows that failed (reading ids beside
+    /// every body cost a full read of 100k rows a fifth more).
+    fn rows_since(&self, version: i64) -> Result<Vec<(String, String)>>;
     fn body(&self, id: &str) -> Result<Option<String>>;
     /// Inserts or replaces (id, body) rows at `version`.
     fn put_entries(&mut self, rows: &[(&str, String)], version: i64) -> Result<()>;
@@ -517,25 +517,25 @@ impl Store {
     /// hand, damaged) refuses the read, naming every such row: the ledger
     /// is not worked on with it, nor written back without it.
     pub fn changed_since(&self, version: i64) -> Result<Vec<Entry>> {
-        let bodies = self.db.bodies_since(version)?;
-        let mut entries = Vec::with_capacity(bodies.len());
+        let read = |bodies: Vec<String>| -> std::result::Result<Vec<Entry>, ()> {
+            bodies.iter().map(|b| read_row(b).map_err(|_| ())).collect()
+        };
+        if let Ok(entries) = read(self.db.bodies_since(version)?) {
+            return Ok(entries);
+        }
+        // read again with ids, so that each bad row is named from the
+        // statement that read it (outside a transaction another writer
+        // may have committed since)
+        let mut entries = Vec::new();
         let mut bad = Vec::new();
-        for (at, body) in bodies.iter().enumerate() {
-            match read_row(body) {
+        for (id, body) in self.db.rows_since(version)? {
+            match read_row(&body) {
                 Ok(e) => entries.push(e),
-                Err(why) => bad.push((at, why)),
+                Err(why) => bad.push((id, why)),
             }
         }
         if !bad.is_empty() {
-            // the same rows in the same order: one read transaction, or
-            // one statement's snapshot each when none is open, and rows
-            // are only appended or rewritten in place
-            let ids = self.db.ids_since(version)?;
-            let named: Vec<(String, String)> = bad
-                .into_iter()
-                .map(|(at, why)| (ids.get(at).cloned().unwrap_or_default(), why))
-                .collect();
-            bail!(refusal(&named));
+            bail!(refusal(&bad));
         }
         Ok(entries)
     }
@@ -782,12 +782,23 @@ fn read_row(body: &str) -> std::result::Result<Entry, String> {
 
 /// The error for rows [`read_row`] refused, with what to do about them.
 fn refusal(bad: &[(String, String)]) -> String {
-    // each id whole and quoted, as `forget` needs it (a row that passes
-    // the id's bound is one `forget` takes)
+    use silt_core::ledger::limits::MAX_ROW_ID_BYTES;
+    // each id whole and quoted, as `forget` needs it; one too long for
+    // `forget` (a damaged key) is cut, and only a backup removes it
     let shown: Vec<String> = bad
         .iter()
         .take(LISTED)
-        .map(|(id, why)| format!("  {}: {why}", serde_json::Value::from(id.as_str())))
+        .map(|(id, why)| {
+            if id.len() <= MAX_ROW_ID_BYTES {
+                return format!("  {}: {why}", serde_json::Value::from(id.as_str()));
+            }
+            let start: String = id.chars().take(40).collect();
+            format!(
+                "  {}… ({} bytes, too long to forget: restore a backup): {why}",
+                serde_json::Value::from(start),
+                id.len()
+            )
+        })
         .collect();
     let more = match bad.len().saturating_sub(LISTED) {
         0 => String::new(),
@@ -931,5 +942,23 @@ mod tests {
         store.begin_write().unwrap();
         store.commit(std::slice::from_ref(&good), &[]).unwrap();
         assert_eq!(store.all().unwrap(), [good]);
+    }
+
+    /// A refusal names each row as `forget` takes it, and one whose id
+    /// is too long to forget is cut and sent to a backup.
+    #[test]
+    fn a_refusal_names_rows_as_forget_takes_them() {
+        let long = "k".repeat(silt_core::ledger::limits::MAX_ROW_ID_BYTES + 1);
+        let text = refusal(&[
+            ("a\"b".into(), "why".into()),
+            (long.clone(), "its id takes too many bytes".into()),
+        ]);
+        assert!(text.contains(r#"  "a\"b": why"#), "{text}");
+        assert!(!text.contains(&long));
+        assert!(
+            text.contains("too long to forget: restore a backup"),
+            "{text}"
+        );
+        assert!(text.starts_with("the ledger holds 2 lessons"), "{text}");
     }
 }

@@ -521,14 +521,14 @@ impl Backend for PgDb {
         })
     }
 
-    fn ids_since(&self, version: i64) -> Result<Vec<String>> {
+    fn rows_since(&self, version: i64) -> Result<Vec<(String, String)>> {
         self.run(move |c| {
             Ok(c.query(
-                "SELECT id FROM entries WHERE version > $1 ORDER BY seq",
+                "SELECT id, body FROM entries WHERE version > $1 ORDER BY seq",
                 &[&version],
             )?
             .into_iter()
-            .map(|r| r.get(0))
+            .map(|r| (r.get(0), r.get(1)))
             .collect())
         })
     }

@@ -138,11 +138,11 @@ impl Backend for SqliteDb {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    fn ids_since(&self, version: i64) -> Result<Vec<String>> {
+    fn rows_since(&self, version: i64) -> Result<Vec<(String, String)>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT id FROM entries WHERE version > ?1 ORDER BY seq")?;
-        let rows = stmt.query_map([version], |r| r.get::<_, String>(0))?;
+            .prepare_cached("SELECT id, body FROM entries WHERE version > ?1 ORDER BY seq")?;
+        let rows = stmt.query_map([version], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
