@@ -641,15 +641,22 @@ impl LedgerTools {
         let p: ForgetParams = parse(args)?;
         // longer than a capture's ids: a file an older silt imported may
         // hold one, and forgetting is how it goes
-        let id = text("id", &p.id, MAX_ROW_ID_BYTES).map_err(ToolError::invalid)?;
+        let trimmed = text("id", &p.id, MAX_ROW_ID_BYTES).map_err(ToolError::invalid)?;
         let reason = match &p.reason {
             Some(r) => text("reason", r, MAX_TEXT_CHARS).map_err(ToolError::invalid)?,
             None => "forgotten on request".into(),
         };
         let now = self.now();
-        let gone = self
-            .service()
-            .await?
+        let mut service = self.service().await?;
+        // such a file may also hold a key with spaces at its ends: taken
+        // as given when, trimmed, it names nothing
+        let has = |id: &str| service.store.contains(id).map_err(|e| e.to_string());
+        let id = if trimmed != p.id && !has(&trimmed)? && has(&p.id)? {
+            p.id
+        } else {
+            trimmed
+        };
+        let gone = service
             .forget(&id, &reason, now)
             .map_err(|e| e.to_string())?;
         Ok(json!({
@@ -823,6 +830,38 @@ mod tests {
         );
         tools.sleep_pressure = Some(pressure);
         tools
+    }
+
+    /// A key with spaces at its ends (a silt before the limits imported
+    /// files unchecked) is forgotten as given; a known key given with
+    /// stray spaces is forgotten trimmed, as before.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_key_with_spaces_at_its_ends_can_be_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = tools_in(dir.path(), 0.0);
+        let entry = |id: &str| {
+            silt_core::ledger::Entry::new(id.into(), "w".into(), "p".into(), 0.5, 0, 1e9)
+        };
+        {
+            let mut service = tools.service().await.unwrap();
+            service.store.begin_write().unwrap();
+            service
+                .store
+                .commit(&[entry(" old key "), entry("abc")], &[])
+                .unwrap();
+        }
+        let forget = |id: &str| {
+            let tools = tools.clone();
+            let args = json!({"id": id}).as_object().unwrap().clone();
+            async move { tools.forget(args).await }
+        };
+        assert!(forget("old key").await.is_err(), "no such key");
+        let out = forget(" old key ").await.unwrap();
+        assert_eq!(out["forgotten"], " old key ");
+        let out = forget(" abc ").await.unwrap();
+        assert_eq!(out["forgotten"], "abc");
+        let service = tools.service().await.unwrap();
+        assert!(service.store.all().unwrap().is_empty());
     }
 
     /// A pass computed apart from the lock is written over recalls of the
