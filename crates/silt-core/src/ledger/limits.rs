@@ -240,7 +240,7 @@ mod tests {
             row(&|e| e.id = "x".repeat(MAX_ROW_ID_BYTES)),
             row(&|e| e.when = "w".repeat(MAX_WHEN_CHARS * 10)),
             row(&|e| e.when = String::new()),
-            row(&|e| e.note = format!("merged into {}", "x".repeat(4096))),
+            row(&|e| e.note = format!("merged into {}", "x".repeat(MAX_ROW_ID_BYTES))),
             row(&|e| e.last_confirmed = 2000.0 + 30.0 * DAY),
             row(&|e| e.confidence = 1.7),
         ] {
