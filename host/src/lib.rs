@@ -12,6 +12,7 @@ pub mod ledger;
 pub mod mcp;
 pub mod models;
 pub mod plugins;
+pub mod private;
 pub mod progress;
 pub mod runtime;
 pub mod syntax;

@@ -35,6 +35,9 @@ async fn run(cli: Cli) -> Result<()> {
     if let Command::PdfText(args) = &cli.command {
         silt::fetch::pdf::child_main(&args.file);
     }
+    // the token and API keys: a folder or env file others could read is
+    // made private, with a warning
+    silt::private::check_config();
     // installing a model needs no runtime
     if let Command::Models(cmd) = cli.command {
         return silt::cli::models::run(cmd).await;
@@ -43,7 +46,15 @@ async fn run(cli: Cli) -> Result<()> {
     if let Command::HttpToken(args) = &cli.command {
         let config = silt::config::Config::discover()?;
         let token = silt::mcp::auth::Token::load_or_create(&config.token_file())?;
-        if args.path {
+        if args.write_env {
+            let env = silt::private::env_file()
+                .ok_or_else(|| anyhow::anyhow!("no $HOME and no $SILT_ENV_FILE"))?;
+            silt::private::set_env_line(&env, "SILT_HTTP_TOKEN", token.secret())?;
+            eprintln!(
+                "silt: SILT_HTTP_TOKEN is set in {} (mode 600)",
+                env.display()
+            );
+        } else if args.path {
             println!("{}", token.path.display());
         } else {
             println!("{}", token.secret());

@@ -412,3 +412,116 @@ pub mod http {
             .expect("connecting over streamable HTTP")
     }
 }
+
+/// `silt serve` over stdio spoken to in raw JSON-RPC lines, as a client
+/// with its own framing would: what silt answers to lines an SDK never
+/// sends (batches, other versions), and what it does on SIGTERM.
+pub mod raw_stdio {
+    use std::time::Duration;
+
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+    use tokio::process::{Child, ChildStdin, ChildStdout};
+
+    pub struct RawServer {
+        pub child: Child,
+        stdin: Option<ChildStdin>,
+        lines: Lines<BufReader<ChildStdout>>,
+    }
+
+    impl RawServer {
+        /// Spawns `cmd` (a `silt serve`) with piped stdio and initializes it.
+        pub async fn start(mut cmd: tokio::process::Command) -> RawServer {
+            cmd.stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .kill_on_drop(true);
+            let mut child = cmd.spawn().expect("spawning silt serve");
+            let stdin = child.stdin.take();
+            let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let mut server = RawServer {
+                child,
+                stdin,
+                lines,
+            };
+            server
+                .send(
+                    &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"}}}),
+                )
+                .await;
+            let answer = server.next(Duration::from_secs(60)).await;
+            assert_eq!(
+                answer.as_ref().map(|a| &a["id"]),
+                Some(&json!("init")),
+                "{answer:?}"
+            );
+            server
+                .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .await;
+            server
+        }
+
+        /// Writes `line` and a newline.
+        pub async fn send_line(&mut self, line: &str) {
+            let stdin = self.stdin.as_mut().expect("stdin is open");
+            stdin.write_all(line.as_bytes()).await.unwrap();
+            stdin.write_all(b"\n").await.unwrap();
+            stdin.flush().await.unwrap();
+        }
+
+        pub async fn send(&mut self, message: &Value) {
+            self.send_line(&message.to_string()).await;
+        }
+
+        /// A `tools/call` of `name` with `args`, under request id `id`.
+        pub async fn call(&mut self, id: u64, name: &str, args: Value) {
+            self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                              "params": {"name": name, "arguments": args}}))
+                .await;
+        }
+
+        /// The next line silt writes, as JSON; None at the end of its
+        /// output or when nothing comes `within`.
+        pub async fn next(&mut self, within: Duration) -> Option<Value> {
+            match tokio::time::timeout(within, self.lines.next_line()).await {
+                Ok(Ok(Some(line))) => {
+                    Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")))
+                }
+                _ => None,
+            }
+        }
+
+        /// Sends the process signal `name` (`TERM`).
+        pub fn signal(&self, name: &str) {
+            let pid = self.child.id().expect("running").to_string();
+            let sent = std::process::Command::new("kill")
+                .args(["-s", name, &pid])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+        }
+
+        /// Waits up to `within` for the process to end; its stderr.
+        pub async fn ended(mut self, within: Duration) -> Option<String> {
+            let status = tokio::time::timeout(within, self.child.wait()).await.ok()?;
+            status.unwrap();
+            let mut err = String::new();
+            if let Some(mut e) = self.child.stderr.take() {
+                tokio::io::AsyncReadExt::read_to_string(&mut e, &mut err)
+                    .await
+                    .unwrap();
+            }
+            Some(err)
+        }
+
+        /// Kills the process; its stderr.
+        pub async fn kill(mut self) -> String {
+            let _ = self.child.start_kill();
+            self.ended(Duration::from_secs(30))
+                .await
+                .unwrap_or_default()
+        }
+    }
+}

@@ -104,6 +104,11 @@ pub struct HttpTokenArgs {
     /// Print the token file's path instead of the token.
     #[arg(long)]
     pub path: bool,
+    /// Set `SILT_HTTP_TOKEN=<token>` in the env file `bin/silt-mcp` reads
+    /// (`$SILT_ENV_FILE`, else `~/.config/silt/env`), written 0600 in a
+    /// 0700 folder, replacing an earlier line; prints nothing on stdout.
+    #[arg(long, conflicts_with = "path")]
+    pub write_env: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -160,7 +160,8 @@ pub async fn install_into(root: &Path, name: &str, source: Source) -> Result<Ins
             });
         }
     }
-    std::fs::create_dir_all(root)
+    // a new `<data dir>/silt` is as private as the ledger it will hold
+    crate::private::missing_folders(root)
         .with_context(|| format!("cannot create the models folder {}", root.display()))?;
     // staged beside the destination so the final move is a rename
     let staging = tempfile::Builder::new()

@@ -28,10 +28,13 @@ pub struct AnswerCache {
 impl AnswerCache {
     /// Opens (or creates) the cache at `path`.
     pub fn open(path: &Path) -> Result<AnswerCache> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            crate::private::folder(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
+        // questions and items are the caller's: 0600, and so its -wal and -shm
+        crate::private::sqlite_file(path)
+            .with_context(|| format!("cannot create answer cache {}", path.display()))?;
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open answer cache {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;

@@ -100,11 +100,5 @@ fn store(dir: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn create_private_dir(dir: &Path) -> Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(dir)
-        .with_context(|| format!("creating {}", dir.display()))
+    crate::private::folder(dir).with_context(|| format!("creating {}", dir.display()))
 }

@@ -1,8 +1,8 @@
 //! The backend cache: a backend's hits for (backend, its configuration,
 //! query, count, page), kept for a TTL. It stores queries and snippets, so
-//! its folder is mode 700 and its database files 600.
+//! its folder is mode 700 and its database files 600 (`crate::private`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -19,7 +19,6 @@ pub const MAX_ROWS: i64 = 2000;
 /// The cache.
 pub struct SearchCache {
     conn: Mutex<Connection>,
-    path: PathBuf,
     ttl: Duration,
 }
 
@@ -31,21 +30,6 @@ pub fn ttl_from(value: Option<&str>) -> Result<Duration, String> {
             format!("SILT_SEARCH_CACHE_TTL is '{v}'; set whole seconds (0 turns the cache off)")
         }),
     }
-}
-
-#[cfg(unix)]
-fn restrict(path: &Path, mode: u32) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    if path.exists() {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .with_context(|| format!("cannot restrict {}", path.display()))?;
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn restrict(_: &Path, _: u32) -> Result<()> {
-    Ok(())
 }
 
 fn now() -> f64 {
@@ -61,9 +45,11 @@ impl SearchCache {
         if ttl.is_zero() {
             return Ok(None);
         }
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        restrict(dir, 0o700)?;
+        crate::private::folder(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join("backend.sqlite");
+        // 0600 before SQLite opens it, so its -wal and -shm are 0600 too
+        crate::private::sqlite_file(&path)
+            .with_context(|| format!("cannot create search cache {}", path.display()))?;
         let conn = Connection::open(&path)
             .with_context(|| format!("cannot open search cache {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
@@ -77,21 +63,9 @@ impl SearchCache {
         .with_context(|| format!("{} is not a usable search cache", path.display()))?;
         let cache = SearchCache {
             conn: Mutex::new(conn),
-            path,
             ttl,
         };
-        cache.restrict_files()?;
         Ok(Some(cache))
-    }
-
-    /// The database and its sidecars, mode 600.
-    fn restrict_files(&self) -> Result<()> {
-        for suffix in ["", "-wal", "-shm"] {
-            let mut p = self.path.clone().into_os_string();
-            p.push(suffix);
-            restrict(Path::new(&p), 0o600)?;
-        }
-        Ok(())
     }
 
     /// The key of one backend call.
@@ -129,8 +103,7 @@ impl SearchCache {
             "DELETE FROM hits WHERE key NOT IN (SELECT key FROM hits ORDER BY stored DESC LIMIT ?1)",
             params![MAX_ROWS],
         )?;
-        drop(conn);
-        self.restrict_files()
+        Ok(())
     }
 
     /// Rows stored (tests and stats).

@@ -21,6 +21,7 @@ mod plugin_distribution;
 mod plugin_languages;
 mod plugin_swap;
 mod postgres_ledger;
+mod private_files;
 mod python_sdk;
 mod runtime;
 mod search;

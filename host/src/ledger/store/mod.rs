@@ -248,7 +248,8 @@ impl Store {
         let dir = dirs::data_dir()
             .unwrap_or_else(std::env::temp_dir)
             .join("silt");
-        if let Err(e) = std::fs::create_dir_all(&dir) {
+        // silt's own folder: private, like the lessons in it
+        if let Err(e) = crate::private::folder(&dir) {
             // Store::open names the missing folder and the fix
             tracing::warn!("cannot create {}: {e}", dir.display());
         }

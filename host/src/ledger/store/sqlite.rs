@@ -27,6 +27,9 @@ impl SqliteDb {
             create(path)?;
         }
         check_existing(path)?;
+        // the lessons are the owner's: a ledger, -wal or -shm others could
+        // read (an older silt made them 0644) is made 0600, with a warning
+        crate::private::tighten_sqlite(path);
         let conn =
             Connection::open(path).with_context(|| format!("opening ledger {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(60))?;
@@ -457,6 +460,9 @@ fn create(path: &Path) -> Result<()> {
         .unwrap_or(0);
     let aside = dir.join(format!(".{name}.new-{}-{nanos}", std::process::id()));
     let built = (|| -> Result<()> {
+        // 0600 before SQLite opens it: its -wal and -shm take its mode
+        crate::private::new_file(&aside)
+            .with_context(|| format!("creating ledger {}", path.display()))?;
         let conn = Connection::open(&aside)
             .with_context(|| format!("creating ledger {}", path.display()))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
