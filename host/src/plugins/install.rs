@@ -34,6 +34,54 @@ const MAX_COMPONENT: u64 = 256 << 20;
 /// The largest manifest or signature file.
 const MAX_TEXT: u64 = 1 << 20;
 
+/// The largest files a fetch takes: [`MAX_COMPONENT`] and [`MAX_TEXT`]
+/// but in tests, which shrink them rather than stream hundreds of MB.
+#[derive(Debug, Clone, Copy)]
+struct Caps {
+    component: u64,
+    text: u64,
+}
+
+const CAPS: Caps = Caps {
+    component: MAX_COMPONENT,
+    text: MAX_TEXT,
+};
+
+/// A download gathered as it arrives, refused the moment it would pass
+/// its cap: a server that streams without end (or past what it declared)
+/// costs at most the cap in memory, never the whole stream.
+struct Gathered {
+    bytes: Vec<u8>,
+    cap: u64,
+}
+
+impl Gathered {
+    /// Room is reserved for `expected` bytes when that is within the cap.
+    fn new(cap: u64, expected: Option<u64>) -> Gathered {
+        let room = expected.filter(|&n| n <= cap).unwrap_or(0);
+        Gathered {
+            bytes: Vec::with_capacity(room as usize),
+            cap,
+        }
+    }
+
+    /// Adds `chunk`; false, with nothing added, when it would pass the cap.
+    fn add(&mut self, chunk: &[u8]) -> bool {
+        let len = self.bytes.len() + chunk.len();
+        if len as u64 > self.cap {
+            return false;
+        }
+        if len > self.bytes.capacity() {
+            // grow by doubling, but never past the cap (a plain extend
+            // could double a 200 MB buffer to 400 MB)
+            let room = len.max(self.bytes.len() * 2).min(self.cap as usize);
+            self.bytes.reserve_exact(room - self.bytes.len());
+        }
+        self.bytes.extend_from_slice(chunk);
+        true
+    }
+}
+
 /// Where a plugin comes from.
 #[derive(Debug, Clone)]
 pub enum Origin {
@@ -144,12 +192,16 @@ struct Files {
 /// Fetches the plugin at `origin` into a staging folder in `install_dir`
 /// (so moving it into place is one rename) and reads what it is.
 pub async fn fetch(origin: &Origin, install_dir: &Path) -> Result<Staged> {
+    fetch_capped(origin, install_dir, CAPS).await
+}
+
+async fn fetch_capped(origin: &Origin, install_dir: &Path, caps: Caps) -> Result<Staged> {
     std::fs::create_dir_all(install_dir)
         .with_context(|| format!("cannot create {}", install_dir.display()))?;
     let files = match origin {
-        Origin::Folder(dir) => from_folder(dir)?,
-        Origin::Url(url) => from_url(url).await?,
-        Origin::Oci(reference) => from_registry(reference).await?,
+        Origin::Folder(dir) => from_folder(dir, caps)?,
+        Origin::Url(url) => from_url(url, caps).await?,
+        Origin::Oci(reference) => from_registry(reference, caps).await?,
     };
     let label = format!("plugin.toml from {}", origin.text());
     let text =
@@ -205,16 +257,16 @@ fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-fn from_folder(dir: &Path) -> Result<Files> {
-    let manifest = read_capped(&dir.join("plugin.toml"), MAX_TEXT)?;
+fn from_folder(dir: &Path, caps: Caps) -> Result<Files> {
+    let manifest = read_capped(&dir.join("plugin.toml"), caps.text)?;
     let parsed = Manifest::parse(
         std::str::from_utf8(&manifest).context("plugin.toml is not UTF-8")?,
         &dir.join("plugin.toml").display().to_string(),
     )?;
-    let component = read_capped(&dir.join(component_file(&parsed)?), MAX_COMPONENT)?;
+    let component = read_capped(&dir.join(component_file(&parsed)?), caps.component)?;
     let sig = dir.join(SIGNATURE_FILE);
     let signature = if sig.is_file() {
-        Some(read_capped(&sig, MAX_TEXT)?)
+        Some(read_capped(&sig, caps.text)?)
     } else {
         None
     };
@@ -227,7 +279,7 @@ fn from_folder(dir: &Path) -> Result<Files> {
 }
 
 async fn get(client: &reqwest::Client, url: &url::Url, cap: u64) -> Result<Option<Vec<u8>>> {
-    let response = client
+    let mut response = client
         .get(url.clone())
         .send()
         .await
@@ -238,24 +290,29 @@ async fn get(client: &reqwest::Client, url: &url::Url, cap: u64) -> Result<Optio
     if !response.status().is_success() {
         bail!("{url} answered {}", response.status());
     }
+    let too_large = || format!("{url} is larger than the {cap} bytes a plugin file may be");
     if response.content_length().is_some_and(|n| n > cap) {
-        bail!("{url} is larger than the {cap} bytes a plugin file may be");
+        bail!("{}", too_large());
     }
-    let bytes = response
-        .bytes()
+    // chunk by chunk: a chunked body has no length to check up front
+    let mut body = Gathered::new(cap, response.content_length());
+    while let Some(chunk) = response
+        .chunk()
         .await
-        .with_context(|| format!("reading {url}"))?;
-    if bytes.len() as u64 > cap {
-        bail!("{url} is larger than the {cap} bytes a plugin file may be");
+        .with_context(|| format!("reading {url}"))?
+    {
+        if !body.add(&chunk) {
+            bail!("{} (stopped reading there)", too_large());
+        }
     }
-    Ok(Some(bytes.to_vec()))
+    Ok(Some(body.bytes))
 }
 
-async fn from_url(url: &url::Url) -> Result<Files> {
+async fn from_url(url: &url::Url, caps: Caps) -> Result<Files> {
     let client = reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(120))
         .build()?;
-    let manifest = get(&client, url, MAX_TEXT)
+    let manifest = get(&client, url, caps.text)
         .await?
         .with_context(|| format!("{url} was not found (404)"))?;
     let parsed = Manifest::parse(
@@ -263,10 +320,10 @@ async fn from_url(url: &url::Url) -> Result<Files> {
         url.as_str(),
     )?;
     let component_url = url.join(&component_file(&parsed)?)?;
-    let component = get(&client, &component_url, MAX_COMPONENT)
+    let component = get(&client, &component_url, caps.component)
         .await?
         .with_context(|| format!("{component_url} was not found (404)"))?;
-    let signature = get(&client, &url.join(SIGNATURE_FILE)?, MAX_TEXT).await?;
+    let signature = get(&client, &url.join(SIGNATURE_FILE)?, caps.text).await?;
     Ok(Files {
         manifest,
         component,
@@ -306,7 +363,7 @@ fn registry_client(
     (client, auth)
 }
 
-async fn from_registry(reference: &Reference) -> Result<Files> {
+async fn from_registry(reference: &Reference, caps: Caps) -> Result<Files> {
     let (client, auth) = registry_client(reference);
     let whole = reference.whole();
     let (manifest, digest) = client
@@ -329,13 +386,13 @@ async fn from_registry(reference: &Reference) -> Result<Files> {
         let (slot, cap) = match layer.media_type.as_str() {
             media::COMPONENT => {
                 found.0 = true;
-                (&mut files.component, MAX_COMPONENT)
+                (&mut files.component, caps.component)
             }
             media::MANIFEST => {
                 found.1 = true;
-                (&mut files.manifest, MAX_TEXT)
+                (&mut files.manifest, caps.text)
             }
-            media::SIGNATURE => (files.signature.insert(Vec::new()), MAX_TEXT),
+            media::SIGNATURE => (files.signature.insert(Vec::new()), caps.text),
             other => {
                 bail!("{whole} has a layer of type {other}, which is not part of a silt plugin")
             }
@@ -347,9 +404,7 @@ async fn from_registry(reference: &Reference) -> Result<Files> {
                 layer.size
             );
         }
-        // oci-client checks the bytes against the layer's digest
-        client
-            .pull_blob(reference, layer, &mut *slot)
+        *slot = pull_layer(&client, reference, layer)
             .await
             .with_context(|| format!("pulling the {} layer of {whole}", layer.media_type))?;
     }
@@ -364,11 +419,56 @@ async fn from_registry(reference: &Reference) -> Result<Files> {
     Ok(files)
 }
 
+/// The bytes of one layer, no more than its manifest declares: the
+/// download stops the moment a registry sends more, and a sha256 digest is
+/// checked as the bytes arrive, the moment the declared size is reached
+/// (oci-client checks any digest again when the stream ends).
+async fn pull_layer(
+    client: &oci_client::Client,
+    reference: &Reference,
+    layer: &oci_client::manifest::OciDescriptor,
+) -> Result<Vec<u8>> {
+    use futures::StreamExt;
+    use sha2::{Digest, Sha256};
+    let declared = layer.size as u64;
+    let mut stream = client.pull_blob_stream(reference, layer).await?;
+    let mut body = Gathered::new(declared, Some(declared));
+    let mut hasher = layer.digest.starts_with("sha256:").then(Sha256::new);
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        if !body.add(&chunk) {
+            bail!(
+                "the registry sent more than the {declared} bytes the image manifest declares \
+                 for it (stopped reading there)"
+            );
+        }
+        if let Some(h) = &mut hasher {
+            h.update(&chunk);
+            if body.bytes.len() as u64 == declared {
+                let found = format!("sha256:{}", hex::encode(h.clone().finalize()));
+                if found != layer.digest {
+                    bail!(
+                        "its {declared} bytes have digest {found}, not the {} declared",
+                        layer.digest
+                    );
+                }
+            }
+        }
+    }
+    if (body.bytes.len() as u64) < declared {
+        bail!(
+            "the registry sent {} bytes, fewer than the {declared} the image manifest declares",
+            body.bytes.len()
+        );
+    }
+    Ok(body.bytes)
+}
+
 /// Pushes the plugin in folder `dir` to `reference`; returns the digest
 /// of the manifest pushed, by which it can be added.
 pub async fn publish(dir: &Path, reference: &Reference) -> Result<String> {
     use oci_client::client::{Config, ImageLayer};
-    let files = from_folder(dir)?;
+    let files = from_folder(dir, CAPS)?;
     let title = |name: &str| {
         Some(std::collections::BTreeMap::from([(
             oci_client::annotations::ORG_OPENCONTAINERS_IMAGE_TITLE.to_string(),
@@ -539,6 +639,153 @@ mod tests {
         assert!(hub.contains("names no registry"), "{hub}");
         let neither = Origin::parse("no-such-thing").unwrap_err().to_string();
         assert!(neither.contains("neither a folder"), "{neither}");
+    }
+
+    /// A body a test server sends: these bytes, or chunked zeros until
+    /// `total` bytes went out or the client left.
+    enum Body {
+        Bytes(&'static str, Vec<u8>),
+        Endless(u64),
+    }
+
+    /// A server on loopback answering each request (one a connection)
+    /// with `route(path)`; counts the body bytes it got to send.
+    async fn serve(
+        route: impl Fn(&str) -> Body + Send + Sync + 'static,
+    ) -> (u16, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+        use std::sync::atomic::Ordering;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = server.local_addr().unwrap().port();
+        let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = sent.clone();
+        let route = std::sync::Arc::new(route);
+        tokio::spawn(async move {
+            loop {
+                let (mut s, _) = server.accept().await.unwrap();
+                let (route, sent) = (route.clone(), counter.clone());
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&head).into_owned();
+                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                    match route(&path) {
+                        Body::Bytes(kind, body) => {
+                            let mut reply = format!(
+                                "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\
+                                 connection: close\r\n\r\n",
+                                body.len()
+                            )
+                            .into_bytes();
+                            reply.extend(body);
+                            let _ = s.write_all(&reply).await;
+                        }
+                        Body::Endless(total) => {
+                            let head = "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\n\
+                                        transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+                            if s.write_all(head.as_bytes()).await.is_err() {
+                                return;
+                            }
+                            let chunk = [0u8; 64 << 10];
+                            let mut framed = format!("{:x}\r\n", chunk.len()).into_bytes();
+                            framed.extend_from_slice(&chunk);
+                            framed.extend_from_slice(b"\r\n");
+                            while sent.load(Ordering::SeqCst) < total {
+                                if s.write_all(&framed).await.is_err() {
+                                    return;
+                                }
+                                sent.fetch_add(chunk.len() as u64, Ordering::SeqCst);
+                            }
+                            let _ = s.write_all(b"0\r\n\r\n").await;
+                        }
+                    }
+                });
+            }
+        });
+        (port, sent)
+    }
+
+    /// The test caps: a download of more than 1 MiB is refused.
+    const SMALL: Caps = Caps {
+        component: 1 << 20,
+        text: 1 << 20,
+    };
+    /// What an endless body sends at most: far past the cap, so a client
+    /// that reads it whole is told apart from one that stops.
+    const ENDLESS: u64 = 64 << 20;
+
+    /// Fetches `source` with the small caps: its error, once the server
+    /// is seen to have sent at most the cap plus what the kernel's socket
+    /// buffers took in before the client stopped reading (a few MB on
+    /// loopback), never the whole endless body.
+    async fn refused_early(source: &str, sent: &std::sync::atomic::AtomicU64) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let origin = Origin::parse(source).unwrap();
+        let err = match fetch_capped(&origin, dir.path(), SMALL).await {
+            Ok(_) => panic!("{source} was fetched"),
+            Err(e) => format!("{e:#}"),
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let sent = sent.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(
+            sent < SMALL.component + (16 << 20),
+            "the server got to send {sent} bytes: the download was read past its cap ({err})"
+        );
+        err
+    }
+
+    #[tokio::test]
+    async fn an_endless_component_from_a_url_is_refused_at_the_cap() {
+        let (port, sent) = serve(|path| match path {
+            "/p/plugin.toml" => Body::Bytes(
+                "text/plain",
+                b"[plugin]\nname = \"p\"\nkind = \"judge\"\ncomponent = \"p.wasm\"\n".to_vec(),
+            ),
+            _ => Body::Endless(ENDLESS),
+        })
+        .await;
+        let source = format!("http://127.0.0.1:{port}/p/plugin.toml");
+        let err = refused_early(&source, &sent).await;
+        assert!(
+            err.contains("p.wasm is larger than the 1048576 bytes") && err.contains("stopped"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_oci_layer_sending_more_than_declared_is_refused_at_once() {
+        let declared = b"a small component";
+        let digest = lock::digest(declared);
+        let manifest = serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": media::CONFIG, "digest": lock::digest(b"{}"), "size": 2},
+            "layers": [{"mediaType": media::COMPONENT, "digest": digest, "size": declared.len()}],
+        });
+        let (port, sent) = serve(move |path| {
+            if path.contains("/manifests/") {
+                Body::Bytes(
+                    "application/vnd.oci.image.manifest.v1+json",
+                    manifest.to_string().into_bytes(),
+                )
+            } else if path.contains("/blobs/") {
+                Body::Endless(ENDLESS)
+            } else {
+                Body::Bytes("application/json", b"{}".to_vec())
+            }
+        })
+        .await;
+        let err = refused_early(&format!("oci://127.0.0.1:{port}/silt/p:1"), &sent).await;
+        assert!(
+            err.contains("more than the 17 bytes the image manifest declares"),
+            "{err}"
+        );
     }
 
     #[test]
