@@ -15,6 +15,7 @@ use crate::plugins::lock::LockFile;
 use crate::plugins::manifest::{Grants, Manifest, PluginKind};
 use crate::plugins::registry::Entry;
 use crate::plugins::signature::{SecretKey, Signed, Trust, key_text};
+use crate::plugins::version;
 
 #[derive(Debug, Subcommand)]
 pub enum PluginsCommand {
@@ -52,6 +53,10 @@ pub enum PluginsCommand {
         /// A new source to take it from.
         #[arg(long)]
         from: Option<String>,
+        /// Install it even when its version is lower than the installed
+        /// one's (or it states none while that one does): a rollback.
+        #[arg(long)]
+        allow_downgrade: bool,
         /// Accept the grants without asking (for scripts).
         #[arg(long)]
         yes: bool,
@@ -149,10 +154,14 @@ fn summary(e: &Entry) -> Value {
 fn describe(staged: &Staged, signer: &Option<Signed>) -> String {
     let m = &staged.manifest;
     let mut out = format!(
-        "{} ({}) — {}\nsource:    {}\n",
+        "{} ({}) — {}\nversion:   {}\nsource:    {}\n",
         m.plugin.name,
         format!("{:?}", m.plugin.kind).to_lowercase(),
         m.plugin.description,
+        m.plugin
+            .version
+            .as_deref()
+            .unwrap_or("unknown (its manifest states none)"),
         staged.source
     );
     if let Some(r) = &staged.resolved {
@@ -181,6 +190,7 @@ fn staged_json(staged: &Staged, signer: &Option<Signed>) -> Value {
         "name": m.plugin.name,
         "kind": m.plugin.kind,
         "description": m.plugin.description,
+        "version": m.plugin.version,
         "source": staged.source,
         "resolved": staged.resolved,
         "component_digest": staged.component_digest,
@@ -218,6 +228,7 @@ async fn fetch_and_install(
     app: &App,
     origin: &Origin,
     mode: Mode,
+    allow_downgrade: bool,
     yes: bool,
     json: bool,
 ) -> Result<()> {
@@ -251,6 +262,17 @@ async fn fetch_and_install(
                 println!("{name} is already at {}", pin.component);
             }
             return Ok(());
+        }
+        // a signed manifest signs its version: going back to an older
+        // signed release is refused unless asked for
+        let installed = install::installed_version(&dir, &name)?;
+        if let Some(note) = version::judge_update(
+            &name,
+            installed.as_deref(),
+            staged.manifest.plugin.version.as_deref(),
+            allow_downgrade,
+        )? {
+            eprintln!("note:      {note}");
         }
     }
     // a person reads this before saying yes; a script gets it on stderr
@@ -286,11 +308,12 @@ async fn fetch_and_install(
 pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
     match cmd {
         PluginsCommand::Add { source, yes, json } => {
-            fetch_and_install(app, &Origin::parse(&source)?, Mode::Add, yes, json).await?;
+            fetch_and_install(app, &Origin::parse(&source)?, Mode::Add, false, yes, json).await?;
         }
         PluginsCommand::Update {
             name,
             from,
+            allow_downgrade,
             yes,
             json,
         } => {
@@ -307,7 +330,15 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
                         })?
                 }
             };
-            fetch_and_install(app, &Origin::parse(&source)?, Mode::Update, yes, json).await?;
+            fetch_and_install(
+                app,
+                &Origin::parse(&source)?,
+                Mode::Update,
+                allow_downgrade,
+                yes,
+                json,
+            )
+            .await?;
         }
         PluginsCommand::Remove { name } => {
             let dir = app.config.install_dir();

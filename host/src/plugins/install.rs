@@ -208,6 +208,8 @@ async fn fetch_capped(origin: &Origin, install_dir: &Path, caps: Caps) -> Result
         std::str::from_utf8(&files.manifest).with_context(|| format!("{label} is not UTF-8"))?;
     let manifest = Manifest::parse(text, &label)?;
     let component_file = component_file(&manifest)?;
+    validate_component(&files.component)
+        .with_context(|| format!("{component_file} from {} refused", origin.text()))?;
     let dir = tempfile::Builder::new()
         .prefix(".staging-")
         .tempdir_in(install_dir)?;
@@ -242,6 +244,39 @@ fn component_file(manifest: &Manifest) -> Result<String> {
         bail!("the manifest's component '{name}' must be a plain file name beside plugin.toml");
     }
     Ok(name)
+}
+
+/// Refuses bytes that are not a valid WebAssembly component: junk is
+/// turned away at install, not installed and then failing at every load.
+/// Validation (wasmparser, the validator wasmtime itself runs) is a
+/// fraction of what compiling costs, and every feature is let through:
+/// what it checks is that this is a component at all.
+fn validate_component(bytes: &[u8]) -> Result<()> {
+    if !wasmparser::Parser::is_component(bytes) {
+        if wasmparser::Parser::is_core_wasm(bytes) {
+            bail!(
+                "it is a core WebAssembly module, not a component: wrap it with `wasm-tools \
+                 component new`"
+            );
+        }
+        bail!("it is not a WebAssembly component (its first bytes are not a component header)");
+    }
+    wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+        .validate_all(bytes)
+        .map_err(|e| anyhow::anyhow!("it is not a valid WebAssembly component: {e}"))?;
+    Ok(())
+}
+
+/// The version of plugin `name` as installed in `install_dir`, when its
+/// manifest there is the one its pin names (else it is unknown).
+pub fn installed_version(install_dir: &Path, name: &str) -> Result<Option<String>> {
+    let Some(pin) = LockFile::read(install_dir)?.plugins.remove(name) else {
+        return Ok(None);
+    };
+    Ok(match Manifest::load_with_digest(&install_dir.join(name)) {
+        Ok((manifest, digest)) if digest == pin.manifest => manifest.plugin.version,
+        _ => None,
+    })
 }
 
 fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>> {
@@ -786,6 +821,37 @@ mod tests {
             err.contains("more than the 17 bytes the image manifest declares"),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_component_that_is_not_one_is_refused_at_fetch() {
+        let home = tempfile::tempdir().unwrap();
+        let src = home.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(
+            src.join("plugin.toml"),
+            "[plugin]\nname = \"p\"\nkind = \"judge\"\ncomponent = \"p.wasm\"\n",
+        )
+        .unwrap();
+        let origin = Origin::parse(src.to_str().unwrap()).unwrap();
+        let plugins = home.path().join("plugins");
+        let header = b"\0asm\x0d\x00\x01\x00".to_vec();
+        let mut junk_after_header = header.clone();
+        junk_after_header.extend([0xff; 4096]);
+        for (bytes, why) in [
+            (vec![0x5a; 4 << 20], "not a WebAssembly component"),
+            (b"\0asm\x01\0\0\0".to_vec(), "core WebAssembly module"),
+            (junk_after_header, "not a valid WebAssembly component"),
+        ] {
+            std::fs::write(src.join("p.wasm"), &bytes).unwrap();
+            let err = format!("{:#}", fetch(&origin, &plugins).await.err().unwrap());
+            assert!(err.contains("p.wasm from") && err.contains(why), "{err}");
+        }
+        // nothing was staged
+        assert_eq!(std::fs::read_dir(&plugins).unwrap().count(), 0);
+        // the smallest component there is passes
+        std::fs::write(src.join("p.wasm"), &header).unwrap();
+        fetch(&origin, &plugins).await.unwrap();
     }
 
     #[test]

@@ -26,6 +26,12 @@ pub struct PluginSection {
     pub kind: PluginKind,
     #[serde(default)]
     pub description: String,
+    /// The release, `MAJOR.MINOR.PATCH` (semver). A signature signs the
+    /// manifest, so it signs this too: `silt plugins update` refuses to go
+    /// back to a lower one without `--allow-downgrade`. Optional, so
+    /// plugins made before it still load; theirs is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// The component file, relative to the manifest's folder. Built-in
     /// plugins are embedded in the binary and leave it out.
     #[serde(default)]
@@ -294,6 +300,9 @@ impl Manifest {
         {
             bail!("plugin name '{name}' must be lowercase letters, digits and '-'");
         }
+        if let Some(v) = &self.plugin.version {
+            super::version::Version::parse(v).context("[plugin] version")?;
+        }
         if self.judge.is_some() && self.plugin.kind != PluginKind::Judge {
             bail!("a [judge] table belongs only in a judge's manifest (kind = \"judge\")");
         }
@@ -481,6 +490,25 @@ mod tests {
             format!("{err:#}").contains("only in a judge's manifest"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn a_version_is_read_and_checked() {
+        let with = |v: &str| {
+            Manifest::parse(
+                &format!("[plugin]\nname = \"x\"\nkind = \"judge\"\nversion = \"{v}\"\n"),
+                "m",
+            )
+        };
+        assert_eq!(
+            with("1.2.0").unwrap().plugin.version.as_deref(),
+            Some("1.2.0")
+        );
+        let err = format!("{:#}", with("latest").unwrap_err());
+        assert!(err.contains("MAJOR.MINOR.PATCH"), "{err}");
+        // a manifest from before versions is still one
+        let old = Manifest::parse("[plugin]\nname = \"x\"\nkind = \"judge\"\n", "m").unwrap();
+        assert_eq!(old.plugin.version, None);
     }
 
     #[test]

@@ -7,3 +7,4 @@ pub mod lock;
 pub mod manifest;
 pub mod registry;
 pub mod signature;
+pub mod version;

@@ -20,6 +20,7 @@ mod openai_judge;
 mod plugin_distribution;
 mod plugin_languages;
 mod plugin_swap;
+mod plugin_updates;
 mod postgres_ledger;
 mod private_files;
 mod python_sdk;

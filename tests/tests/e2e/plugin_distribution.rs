@@ -19,11 +19,11 @@ fn registry() -> String {
 
 /// `silt ARGS` with its config, cache and plugins under `home`, stdin
 /// closed (so nothing can be confirmed but by --yes).
-fn silt(home: &Path, args: &[&str]) -> Output {
+pub(crate) fn silt(home: &Path, args: &[&str]) -> Output {
     silt_e2e::silt_in(home, args).output().unwrap()
 }
 
-fn ok(out: &Output) -> String {
+pub(crate) fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),
         "failed: {}\n{}",
@@ -33,7 +33,7 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn refused(out: &Output) -> String {
+pub(crate) fn refused(out: &Output) -> String {
     assert!(
         !out.status.success(),
         "succeeded: {}",
@@ -47,7 +47,7 @@ fn json(out: &Output) -> Value {
 }
 
 /// A new signing key at `path`; its public key.
-fn keygen(home: &Path, path: &Path) -> String {
+pub(crate) fn keygen(home: &Path, path: &Path) -> String {
     let out = ok(&silt(
         home,
         &["plugins", "keygen", "--out", path.to_str().unwrap()],
@@ -56,7 +56,7 @@ fn keygen(home: &Path, path: &Path) -> String {
 }
 
 /// Signs plugin folder `dir` with the key at `key`.
-fn sign(home: &Path, dir: &Path, key: &Path) {
+pub(crate) fn sign(home: &Path, dir: &Path, key: &Path) {
     ok(&silt(
         home,
         &[
