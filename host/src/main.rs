@@ -108,7 +108,13 @@ async fn run(cli: Cli) -> Result<()> {
             eprintln!("silt: stopped");
             Ok(())
         }
-        Command::Serve(_) => silt::mcp::serve_stdio(app.runtime, app.config).await,
+        Command::Serve(_) => {
+            silt::mcp::serve_stdio(app.runtime, app.config).await?;
+            // stdin is read by a blocking thread no one can cancel: after a
+            // SIGTERM's drain, a client still holding stdin open would keep
+            // the runtime's shutdown waiting on that read for ever
+            std::process::exit(0)
+        }
         Command::Ask(cmd) => silt::cli::ask::run(&app, cmd).await,
         Command::Rank(args) => silt::cli::shortcuts::rank(&app, args).await,
         Command::Route(args) => silt::cli::shortcuts::route(&app, args).await,

@@ -1,5 +1,6 @@
 //! `silt serve` as a child process, spoken to over stdio by rmcp's client:
-//! initialize, tools/list, and tools/call `sieve_ask` for each kind.
+//! initialize, tools/list, and tools/call `sieve_ask` for each kind; and in
+//! raw lines: batches, other JSON-RPC versions, a SIGTERM mid-call.
 
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -611,4 +612,128 @@ fn tree_snapshot(dir: &std::path::Path) -> std::collections::BTreeMap<String, Ve
         }
     }
     out
+}
+
+/// `silt serve` under `home` (its plugins in `home/plugins`), spoken to in
+/// raw lines.
+async fn raw_server(home: &std::path::Path) -> silt_e2e::raw_stdio::RawServer {
+    std::fs::write(home.join("silt.toml"), "judge = \"lexical\"\n").unwrap();
+    let mut cmd = tokio::process::Command::new(silt_binary());
+    cmd.arg("serve").envs(silt_e2e::home_env(home));
+    silt_e2e::raw_stdio::RawServer::start(cmd).await
+}
+
+/// A JSON-RPC batch, a `jsonrpc` other than "2.0" and one without it are
+/// answered with invalid-request errors (rmcp dropped them without a
+/// word, and the client waited for ever); the session goes on after them.
+#[tokio::test]
+async fn batches_and_other_versions_are_answered_over_raw_stdio() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = raw_server(home.path()).await;
+    let within = std::time::Duration::from_secs(10);
+    let ping = |id: Value| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+
+    server
+        .send(&json!([ping(json!(1)), {"jsonrpc": "2.0", "method": "notifications/x"}, 5]))
+        .await;
+    let batch = server.next(within).await.expect("the batch is answered");
+    let answers = batch.as_array().unwrap_or_else(|| panic!("{batch}"));
+    assert_eq!(answers.len(), 2, "{batch}");
+    assert_eq!(
+        (&answers[0]["id"], &answers[1]["id"]),
+        (&json!(1), &Value::Null)
+    );
+    for a in answers {
+        assert_eq!(a["error"]["code"], -32600, "{batch}");
+        assert!(a["error"]["message"].as_str().unwrap().contains("batch"));
+    }
+    // each answered alone, with the request's id (null for none)
+    for (line, id, says) in [
+        ("[]".to_string(), Value::Null, "batch"),
+        (
+            json!({"jsonrpc": "1.0", "id": "old", "method": "ping"}).to_string(),
+            json!("old"),
+            "2.0",
+        ),
+        (
+            json!({"id": 8, "method": "ping"}).to_string(),
+            json!(8),
+            "2.0",
+        ),
+    ] {
+        server.send_line(&line).await;
+        let a = server.next(within).await.expect(&line);
+        assert_eq!(
+            (&a["id"], &a["error"]["code"]),
+            (&id, &json!(-32600)),
+            "{line}"
+        );
+        assert!(
+            a["error"]["message"].as_str().unwrap().contains(says),
+            "{a}"
+        );
+    }
+
+    server.send(&ping(json!(9))).await;
+    let pong = server.next(within).await.expect("ping after them");
+    assert_eq!(
+        (&pong["id"], pong.get("error")),
+        (&json!(9), None),
+        "{pong}"
+    );
+    server.kill().await;
+}
+
+/// SIGTERM with a call in flight: the call is answered before silt stops,
+/// a request sent meanwhile is told silt is stopping, and silt exits 0.
+/// (silt used to die at once: the client read EOF where its answer was.)
+#[tokio::test]
+async fn sigterm_on_stdio_answers_the_calls_in_flight_first() {
+    let home = tempfile::tempdir().unwrap();
+    // a judge that runs until its 3 s wall-clock limit: a slow call
+    silt_e2e::install_hostile(
+        &home.path().join("plugins"),
+        "spin",
+        "",
+        "cpu_ms = 600000\nwall_ms = 3000",
+    );
+    let mut server = raw_server(home.path()).await;
+    server
+        .call(
+            1,
+            "sieve_ask",
+            json!({"question": "Is it slow?", "yes": "slow", "no": "fast", "judge": "spin",
+                   "items": [{"id": "a", "text": "anything"}]}),
+        )
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    server.signal("TERM");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    server
+        .send(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+        .await;
+    let mut answers = Vec::new();
+    while let Some(a) = server.next(std::time::Duration::from_secs(30)).await {
+        answers.push(a);
+    }
+    let by_id = |id: u64| answers.iter().find(|a| a["id"] == id);
+    let slow = by_id(1).unwrap_or_else(|| panic!("the call in flight got no answer: {answers:?}"));
+    assert!(slow.get("result").is_some(), "{slow}");
+    assert!(
+        slow.to_string().contains("wall-clock limit"),
+        "the call ran to its end: {slow}"
+    );
+    let late = by_id(2).unwrap_or_else(|| panic!("the late ping got no answer: {answers:?}"));
+    assert_eq!(late["error"]["code"], -32000, "{late}");
+    assert!(
+        late["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("stopping")
+    );
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), server.child.wait())
+        .await
+        .expect("silt stops after the drain")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
 }
