@@ -5,10 +5,13 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Loopback, private, link-local (cloud metadata lives there), CGNAT,
-/// unspecified, broadcast and unique-local addresses — also when an IPv6
-/// address carries one of them inside: IPv4-mapped (`::ffff:a.b.c.d`),
-/// IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::/96` and the local
-/// `64:ff9b:1::/48`) and 6to4 (`2002:AABB:CCDD::/48`).
+/// unspecified, broadcast, reserved, multicast, benchmarking, site-local
+/// and unique-local addresses — also when an IPv6 address carries one of
+/// them inside: IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated
+/// (`::ffff:0:a.b.c.d`, SIIT), IPv4-compatible (`::a.b.c.d`), NAT64
+/// (`64:ff9b::/96` and the local `64:ff9b:1::/48`), 6to4
+/// (`2002:AABB:CCDD::/48`) and Teredo (`2001::/32`, the client's address
+/// inverted in the last 32 bits).
 pub fn is_internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_internal_v4(v4),
@@ -26,6 +29,10 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return Some(v4);
     }
+    // IPv4-translated (SIIT): `::ffff:0:a.b.c.d`
+    if s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return Some(low);
+    }
     // IPv4-compatible (deprecated, still routed by some stacks); `::` and
     // `::1` are the unspecified and loopback addresses, not IPv4
     if s[..6] == [0; 6] && ip != Ipv6Addr::UNSPECIFIED && ip != Ipv6Addr::LOCALHOST {
@@ -34,6 +41,10 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     // NAT64: well-known prefix and the local-use one
     if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) {
         return Some(low);
+    }
+    // Teredo: the client's IPv4 address, inverted, ends the address
+    if s[..2] == [0x2001, 0] {
+        return Some(Ipv4Addr::from(!u32::from(low)));
     }
     // 6to4: the IPv4 address follows the prefix
     if s[0] == 0x2002 {
@@ -48,13 +59,18 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 }
 
 fn is_internal_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
+    let [a, b, c, _] = ip.octets();
     ip.is_loopback()
         || ip.is_private()
         || ip.is_link_local()
-        || ip.is_unspecified()
-        || ip.is_broadcast()
+        || ip.is_multicast()
+        // "this network" (0/8), and the reserved 240/4 with broadcast
+        || a == 0
+        || a >= 240
         || (a == 100 && (64..128).contains(&b))
+        // IETF protocol assignments, benchmarking networks
+        || (a == 192 && b == 0 && c == 0)
+        || (a == 198 && (b == 18 || b == 19))
 }
 
 fn is_internal_v6(ip: Ipv6Addr) -> bool {
@@ -63,6 +79,9 @@ fn is_internal_v6(ip: Ipv6Addr) -> bool {
         || ip.is_unspecified()
         || (first & 0xfe00) == 0xfc00
         || (first & 0xffc0) == 0xfe80
+        // site-local (deprecated, still routed inside some networks)
+        || (first & 0xffc0) == 0xfec0
+        || ip.is_multicast()
         || ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
 }
 
@@ -93,6 +112,21 @@ mod tests {
             "2002:7f00:1::1",
             "2002:a9fe:a9fe::",
             "2002:c0a8:0101::5",
+            // IPv4-translated, Teredo (client 127.0.0.1, 10.0.0.1), site-local,
+            // multicast and the reserved IPv4 ranges
+            "::ffff:0:7f00:1",
+            "::ffff:0:10.0.0.1",
+            "::ffff:0:169.254.169.254",
+            "2001:0:4136:e378:8000:63bf:80ff:fffe",
+            "2001:0:4136:e378:8000:63bf:f5ff:fffe",
+            "fec0::1",
+            "ff02::1",
+            "0.1.2.3",
+            "198.18.0.1",
+            "192.0.0.8",
+            "224.0.0.1",
+            "240.0.0.1",
+            "255.255.255.255",
         ] {
             assert!(is_internal(ip.parse().unwrap()), "{ip}");
         }
@@ -103,6 +137,9 @@ mod tests {
             "64:ff9b::5db8:d822",
             "2002:5db8:d822::1",
             "::5db8:d822",
+            "::ffff:0:5db8:d822",
+            "2001:0:4136:e378:8000:63bf:a247:2bdd",
+            "2001:db9::1",
         ] {
             assert!(!is_internal(ip.parse().unwrap()), "{ip}");
         }
