@@ -22,6 +22,27 @@ pub fn is_internal(ip: IpAddr) -> bool {
     }
 }
 
+/// Link-local (169.254.0.0/16, fe80::/10: where cloud metadata services
+/// answer), also inside an IPv6 address that embeds an IPv4 one.
+pub fn is_link_local(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => {
+            (v6.segments()[0] & 0xffc0) == 0xfe80
+                || embedded_v4(v6).is_some_and(|v4| v4.is_link_local())
+        }
+    }
+}
+
+/// Loopback (127.0.0.0/8, ::1), also inside an IPv6 address that embeds
+/// an IPv4 one.
+pub fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => v6.is_loopback() || embedded_v4(v6).is_some_and(|v4| v4.is_loopback()),
+    }
+}
+
 /// The IPv4 address an IPv6 address routes to, for the forms that embed one.
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
