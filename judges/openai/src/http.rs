@@ -1,6 +1,11 @@
 //! POSTs over `wasi:http`, several in flight at once (one poll over their
 //! pollables), with retries on 429 and 5xx that honour `Retry-After`. The
 //! host sends a request only to the server the manifest's grant names.
+//!
+//! Each request has `SILT_MODEL_TIMEOUT_MS` in all from its first send:
+//! its connection, its reply's first byte and whole body, its retries and
+//! the waits between them. A `Retry-After` that would end past that
+//! deadline is not waited out: the 429 is the answer.
 
 use wasi::clocks::monotonic_clock;
 use wasi::http::types::{
@@ -50,7 +55,8 @@ fn describe(e: &ErrorCode) -> PostError {
 }
 
 impl Target {
-    fn start(&self, body: &[u8]) -> Result<FutureIncomingResponse, PostError> {
+    /// Sends `body`, with no timeout past `deadline` (monotonic ns).
+    fn start(&self, body: &[u8], deadline: u64) -> Result<FutureIncomingResponse, PostError> {
         let headers = Fields::new();
         let mut pairs = vec![
             ("content-type", "application/json".to_string()),
@@ -89,7 +95,9 @@ impl Target {
             .set_path_with_query(Some(self.url.path()))
             .map_err(|_| bad("path"))?;
         let outgoing = request.body().map_err(|_| bad("body"))?;
-        let ns = self.timeout_ms.saturating_mul(1_000_000);
+        let ns = self
+            .timeout_ns()
+            .min(deadline.saturating_sub(monotonic_clock::now()).max(1));
         let options = RequestOptions::new();
         let _ = options.set_connect_timeout(Some(ns));
         let _ = options.set_first_byte_timeout(Some(ns));
@@ -116,6 +124,8 @@ impl Target {
             (0..bodies.len()).map(|_| None).collect();
         let mut queue: std::collections::VecDeque<(usize, u32)> =
             (0..bodies.len()).map(|i| (i, 1)).collect();
+        // each request's deadline, set when it is first sent
+        let mut deadlines: Vec<Option<u64>> = vec![None; bodies.len()];
         // (index, attempt, when it may be sent again, in monotonic ns)
         let mut waiting: Vec<(usize, u32, u64)> = Vec::new();
         let mut flight: Vec<(usize, u32, FutureIncomingResponse, Pollable)> = Vec::new();
@@ -132,7 +142,9 @@ impl Target {
             while flight.len() < self.concurrency
                 && let Some((i, attempt)) = queue.pop_front()
             {
-                match self.start(&bodies[i]) {
+                let deadline =
+                    *deadlines[i].get_or_insert_with(|| monotonic_clock::now() + self.timeout_ns());
+                match self.start(&bodies[i], deadline) {
                     Ok(future) => {
                         let pollable = future.subscribe();
                         flight.push((i, attempt, future, pollable));
@@ -166,13 +178,16 @@ impl Target {
             for r in ready {
                 let (i, attempt, future, pollable) = flight.swap_remove(r);
                 drop(pollable);
-                match self.finish(&future) {
+                let deadline = deadlines[i].unwrap_or(u64::MAX);
+                match self.finish(&future, deadline) {
                     Ok((answered, retry_after)) => {
                         let retryable = answered.status == 429 || answered.status >= 500;
-                        if retryable && attempt < self.attempts {
-                            let backoff = 500u64 << (attempt - 1).min(6);
-                            let wait = retry_after.unwrap_or(backoff).min(MAX_RETRY_WAIT_MS);
-                            let due = monotonic_clock::now() + wait * 1_000_000;
+                        let backoff = 500u64 << (attempt - 1).min(6);
+                        let wait = retry_after.unwrap_or(backoff).min(MAX_RETRY_WAIT_MS);
+                        let due = monotonic_clock::now() + wait * 1_000_000;
+                        // a wait that ends past the deadline leaves no time
+                        // to ask again: this reply is the answer
+                        if retryable && attempt < self.attempts && due < deadline {
                             waiting.push((i, attempt + 1, due));
                         } else {
                             results[i] = Some(Ok(answered));
@@ -188,10 +203,16 @@ impl Target {
             .collect()
     }
 
-    /// The reply of a ready future, with its `Retry-After` in ms if any.
+    fn timeout_ns(&self) -> u64 {
+        self.timeout_ms.saturating_mul(1_000_000)
+    }
+
+    /// The reply of a ready future, with its `Retry-After` in ms if any;
+    /// its body read by `deadline` (monotonic ns).
     fn finish(
         &self,
         future: &FutureIncomingResponse,
+        deadline: u64,
     ) -> Result<(Answered, Option<u64>), PostError> {
         let response = future
             .get()
@@ -212,12 +233,9 @@ impl Target {
         let stream = body
             .stream()
             .map_err(|_| PostError::Unreachable("no body stream".into()))?;
-        let bytes = silt_guest::body::read_all(
-            &stream,
-            MAX_BODY,
-            self.timeout_ms.saturating_mul(1_000_000),
-        )
-        .map_err(|e| PostError::Unreachable(e.to_string()))?;
+        let bytes =
+            silt_guest::body::read_all_until(&stream, MAX_BODY, self.timeout_ns(), deadline)
+                .map_err(|e| PostError::Unreachable(e.to_string()))?;
         Ok((
             Answered {
                 status,

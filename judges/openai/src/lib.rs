@@ -187,8 +187,10 @@ fn reply(
             words()
         )))),
         429 => Err(Failure::server(JudgeError::LimitExceeded(format!(
-            "{url} kept answering HTTP 429 after {} attempts: {}",
+            "{url} kept answering HTTP 429 (up to {} attempts within SILT_MODEL_TIMEOUT_MS, \
+             {} ms): {}",
             settings.attempts,
+            settings.timeout_ms,
             words()
         )))),
         s => Err(Failure::endpoint(JudgeError::Unavailable(format!(

@@ -352,6 +352,10 @@ enum Fake {
     LegacyOnly,
     /// Answers every request after 300 ms (a slow relation judge).
     Paced,
+    /// 200 with a body of one byte every 300 ms, for a minute.
+    Trickle,
+    /// 429 with `Retry-After: 100000` always.
+    RateLimitedLong,
 }
 
 #[derive(Clone)]
@@ -391,6 +395,29 @@ async fn fake_chat(State(s): State<FakeState>) -> Response {
             tokio::time::sleep(Duration::from_millis(300)).await;
             axum::Json(chat_reply()).into_response()
         }
+        Fake::Trickle => {
+            let bytes = futures_util::stream::unfold(0u32, |n| async move {
+                if n == 200 {
+                    return None;
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Some((
+                    Ok::<_, std::io::Error>(axum::body::Bytes::from_static(b" ")),
+                    n + 1,
+                ))
+            });
+            (
+                [("content-type", "application/json")],
+                axum::body::Body::from_stream(bytes),
+            )
+                .into_response()
+        }
+        Fake::RateLimitedLong => (
+            StatusCode::TOO_MANY_REQUESTS,
+            [("retry-after", "100000")],
+            r#"{"error":{"message":"come back tomorrow"}}"#,
+        )
+            .into_response(),
     }
 }
 
@@ -468,6 +495,32 @@ async fn rate_limits_are_waited_out_and_failures_named() {
         assert_eq!(r.is_error, Some(true), "{r:?}");
         let text = text_of(&r);
         assert!(text.contains(expected), "{expected}: {text}");
+    }
+}
+
+/// `SILT_MODEL_TIMEOUT_MS` bounds each request whole: a body trickled a
+/// byte at a time (never idle long enough for the between-bytes limit)
+/// and a `Retry-After` of a day both end the call within the timeout and
+/// its few attempts, not after the trickle's minute or the 30 s wait cap
+/// (each took 60 s and more before).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_model_timeout_bounds_trickled_bodies_and_long_retry_afters() {
+    for (fake, expected) in [
+        (Fake::Trickle, "cannot reach"),
+        (Fake::RateLimitedLong, "HTTP 429"),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let (url, _) = start_fake(fake).await;
+        let client = ask_fake(home.path(), &url, &[("SILT_MODEL_TIMEOUT_MS", "1500")]).await;
+        let started = std::time::Instant::now();
+        let r = call(&client, "sieve_ask", yes_no(json!(["x"]))).await;
+        let took = started.elapsed();
+        assert_eq!(r.is_error, Some(true), "{r:?}");
+        let text = text_of(&r);
+        assert!(text.contains(expected), "{expected}: {text}");
+        // a probe per endpoint (chat, completions, native) at most, each
+        // within its 1.5 s, and the item's request
+        assert!(took < Duration::from_secs(15), "{took:?}: {text}");
     }
 }
 
