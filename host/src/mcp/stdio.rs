@@ -21,6 +21,8 @@ use std::sync::{LazyLock, Mutex};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
+use rmcp::model::ClientJsonRpcMessage;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::http::DRAIN_LIMIT;
@@ -213,7 +215,15 @@ fn admit(
             );
             return false;
         }
-        (true, Some(id)) => in_flight.add(id),
+        (true, Some(id)) => {
+            // rmcp answers a request it cannot type with a null id, which
+            // the client cannot match to its call: answer it with its own
+            if let Err(e) = ClientJsonRpcMessage::deserialize(&message) {
+                answer(id, INVALID_REQUEST, format!("invalid request: {e}"), errors);
+                return false;
+            }
+            in_flight.add(id);
+        }
         // a cancelled request is not answered (MCP's cancellation)
         (true, None)
             if object.get("method").and_then(Value::as_str) == Some("notifications/cancelled") =>
@@ -490,6 +500,7 @@ mod tests {
             r#"{"id":3,"method":"ping"}"#,
             r#"{"jsonrpc":"1.0","method":"notifications/x"}"#,
             r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":42}"#,
         ];
         let (forwarded, errors) = filtered(lines.join("\n").into_bytes()).await;
         assert_eq!(
@@ -500,7 +511,7 @@ mod tests {
             .iter()
             .map(|e| serde_json::from_str(e).unwrap())
             .collect();
-        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert_eq!(errors.len(), 5, "{errors:?}");
         let batch = errors[0].as_array().unwrap();
         assert_eq!(batch.len(), 2, "the notification is not answered");
         assert_eq!(
@@ -508,18 +519,17 @@ mod tests {
             (&json!(1), &Value::Null)
         );
         assert_eq!(batch[0]["error"]["code"], INVALID_REQUEST);
-        assert_eq!(
-            (&errors[1]["id"], &errors[1]["error"]["code"]),
-            (&Value::Null, &json!(INVALID_REQUEST))
-        );
-        assert_eq!(
-            (&errors[2]["id"], &errors[2]["error"]["code"]),
-            (&json!("v1"), &json!(INVALID_REQUEST))
-        );
-        assert_eq!(
-            (&errors[3]["id"], &errors[3]["error"]["code"]),
-            (&json!(3), &json!(INVALID_REQUEST))
-        );
+        // `[]`, jsonrpc 1.0, no jsonrpc, params rmcp cannot type
+        for (e, id) in errors[1..]
+            .iter()
+            .zip([json!(null), json!("v1"), json!(3), json!(5)])
+        {
+            assert_eq!(
+                (&e["id"], &e["error"]["code"]),
+                (&id, &json!(INVALID_REQUEST)),
+                "{e}"
+            );
+        }
     }
 
     /// After `stop`, the filter answers new requests, passes everything
@@ -540,7 +550,7 @@ mod tests {
         let script = async {
             let mut server_out = server_out;
             let call = |id: u64| {
-                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\"}}\n")
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n")
             };
             client.write_all(call(1).as_bytes()).await.unwrap();
             client.write_all(call(2).as_bytes()).await.unwrap();

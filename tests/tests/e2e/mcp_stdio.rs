@@ -623,9 +623,10 @@ async fn raw_server(home: &std::path::Path) -> silt_e2e::raw_stdio::RawServer {
     silt_e2e::raw_stdio::RawServer::start(cmd).await
 }
 
-/// A JSON-RPC batch, a `jsonrpc` other than "2.0" and one without it are
-/// answered with invalid-request errors (rmcp dropped them without a
-/// word, and the client waited for ever); the session goes on after them.
+/// A JSON-RPC batch, a `jsonrpc` other than "2.0", one without it and a
+/// request rmcp cannot type are answered with invalid-request errors
+/// under their ids (rmcp gave none, or a null id the client could not
+/// match, and the client waited for ever); the session goes on after.
 #[tokio::test]
 async fn batches_and_other_versions_are_answered_over_raw_stdio() {
     let home = tempfile::tempdir().unwrap();
@@ -659,6 +660,12 @@ async fn batches_and_other_versions_are_answered_over_raw_stdio() {
             json!({"id": 8, "method": "ping"}).to_string(),
             json!(8),
             "2.0",
+        ),
+        // rmcp answered one it cannot type with a null id
+        (
+            json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": 42}).to_string(),
+            json!(10),
+            "invalid request",
         ),
     ] {
         server.send_line(&line).await;
