@@ -549,9 +549,8 @@ mod tests {
         let merge = merge_for(from_server, rx, output, &in_flight);
         let script = async {
             let mut server_out = server_out;
-            let call = |id: u64| {
-                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n")
-            };
+            let call =
+                |id: u64| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
             client.write_all(call(1).as_bytes()).await.unwrap();
             client.write_all(call(2).as_bytes()).await.unwrap();
             let mut seen = vec![0u8; call(1).len() + call(2).len()];
