@@ -107,6 +107,17 @@ impl LockFile {
     }
 }
 
+/// Holds the lock [`LockFile::update`] takes, shared: while it is held no
+/// install or update is half done in `dir`, so the pins and the plugin
+/// folders read under it belong together. None when `dir` has no guard
+/// file (nothing was ever installed there) or it cannot be locked.
+pub fn hold_shared(dir: &Path) -> Option<std::fs::File> {
+    // read-only: discovering plugins never writes to their folder
+    let guard = std::fs::File::open(dir.join(".plugins.lock.guard")).ok()?;
+    guard.lock_shared().ok()?;
+    Some(guard)
+}
+
 /// What a load checks a plugin folder's files against.
 #[derive(Debug, Clone)]
 pub struct Expected {

@@ -69,7 +69,48 @@ const BUILTINS: &[(&str, &[u8])] = &[
 #[derive(Debug, Clone)]
 pub enum Source {
     Builtin(&'static [u8]),
-    File(PathBuf),
+    /// A component file, held open since discovery: an update renames a
+    /// new folder into place and removes the old one, which never changes
+    /// what this handle reads, so the bytes always belong with the pin and
+    /// manifest read beside them (a call that arrives mid-update runs the
+    /// old plugin, until a reload finds the new one).
+    File {
+        path: PathBuf,
+        file: Arc<std::fs::File>,
+    },
+}
+
+/// All of an open file, read by position (a shared handle has no cursor
+/// to race on).
+#[cfg(unix)]
+fn read_whole(file: &std::fs::File) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = Vec::with_capacity(file.metadata()?.len() as usize);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match file.read_at(&mut buf, bytes.len() as u64) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Opens a component without waiting on it (a FIFO put in its place would
+/// block the open) and refuses anything but a regular file.
+fn open_component(path: &Path) -> Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options
+        .open(path)
+        .with_context(|| format!("its component {} cannot be opened", path.display()))?;
+    if !file.metadata()?.is_file() {
+        anyhow::bail!("its component {} is not a regular file", path.display());
+    }
+    Ok(file)
 }
 
 /// One known plugin.
@@ -154,9 +195,16 @@ impl Entry {
     pub fn verified_bytes(&self) -> Result<(Cow<'static, [u8]>, Option<Verified>)> {
         match &self.source {
             Source::Builtin(b) => Ok((Cow::Borrowed(b), None)),
-            Source::File(path) => {
-                let bytes = std::fs::read(path)
-                    .with_context(|| format!("cannot read component {}", path.display()))?;
+            Source::File { path, file } => {
+                #[cfg(unix)]
+                let bytes = read_whole(file);
+                #[cfg(not(unix))]
+                let bytes = {
+                    let _ = file;
+                    std::fs::read(path)
+                };
+                let bytes =
+                    bytes.with_context(|| format!("cannot read component {}", path.display()))?;
                 let verified = match &self.checks {
                     Some(c) => Some(c.verify(&self.manifest.plugin.name, &bytes)?),
                     None => None,
@@ -170,7 +218,7 @@ impl Entry {
     pub fn origin(&self) -> String {
         match &self.source {
             Source::Builtin(_) => "built-in".into(),
-            Source::File(p) => p.display().to_string(),
+            Source::File { path, .. } => path.display().to_string(),
         }
     }
 }
@@ -212,6 +260,9 @@ impl Registry {
             );
         }
         for dir in dirs {
+            // no install is half done while this folder is read: its pins
+            // and its plugin folders come from the same moment
+            let _held = lock::hold_shared(dir);
             let Ok(children) = std::fs::read_dir(dir) else {
                 continue;
             };
@@ -273,9 +324,7 @@ impl Registry {
             );
         }
         let path = dir.join(manifest.component_file());
-        if !path.is_file() {
-            anyhow::bail!("its component {} does not exist", path.display());
-        }
+        let file = Arc::new(open_component(&path)?);
         let checks = Checks {
             manifest_digest,
             pin: lock
@@ -289,7 +338,7 @@ impl Registry {
             name.clone(),
             Entry {
                 manifest: Arc::new(manifest),
-                source: Source::File(path),
+                source: Source::File { path, file },
                 checks: Some(Arc::new(checks)),
             },
         );
@@ -316,8 +365,10 @@ impl Registry {
             .map(|(name, e)| {
                 let print = match (&e.source, &e.checks) {
                     (Source::Builtin(_), _) => "built-in".to_string(),
-                    (Source::File(path), checks) => {
-                        let meta = std::fs::metadata(path).ok();
+                    (Source::File { path, file }, checks) => {
+                        // the file this entry reads, not whatever the path
+                        // names by now
+                        let meta = file.metadata().ok();
                         format!(
                             "{} {:?} {:?} {:?} {:?}",
                             path.display(),
@@ -335,5 +386,86 @@ impl Registry {
 
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
         self.entries.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::install::{self, Mode, Origin};
+
+    /// A valid component that differs by one byte of a custom section.
+    fn component(tag: u8) -> Vec<u8> {
+        let mut bytes = b"\0asm\x0d\x00\x01\x00".to_vec();
+        bytes.extend([0, 3, 1, b't', tag]);
+        bytes
+    }
+
+    /// A plugin folder `at` holding plugin "p" with component `tag`.
+    fn source(at: &Path, tag: u8) -> Origin {
+        std::fs::create_dir_all(at).unwrap();
+        std::fs::write(
+            at.join("plugin.toml"),
+            format!(
+                "[plugin]\nname = \"p\"\nkind = \"judge\"\ndescription = \"{tag}\"\ncomponent = \"p.wasm\"\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(at.join("p.wasm"), component(tag)).unwrap();
+        Origin::parse(at.to_str().unwrap()).unwrap()
+    }
+
+    fn put(origin: &Origin, plugins: &Path, mode: Mode) {
+        let staged = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(install::fetch(origin, plugins))
+            .unwrap();
+        install::install(plugins, staged, None, mode).unwrap();
+    }
+
+    /// Back-to-back updates while plugins are discovered and loaded, as a
+    /// server's reloads and calls do: every load finds the plugin and its
+    /// bytes match the pin read with them, old or new.
+    #[test]
+    fn a_load_during_back_to_back_updates_never_fails() {
+        let home = tempfile::tempdir().unwrap();
+        let plugins = home.path().join("plugins");
+        let sources = [
+            source(&home.path().join("a"), 1),
+            source(&home.path().join("b"), 2),
+        ];
+        put(&sources[0], &plugins, Mode::Add);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let (mut loads, mut failures) = (0, Vec::new());
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for i in 0..200 {
+                    put(&sources[(i + 1) % 2], &plugins, Mode::Update);
+                }
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let found = Registry::discover(std::slice::from_ref(&plugins), &Trust::default())
+                    .and_then(|r| r.get("p").cloned().map_err(Into::into));
+                // a call arrives a moment after the reload
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                match found.and_then(|entry| entry.verified_bytes()) {
+                    Ok((bytes, verified)) => {
+                        assert!(verified.is_some_and(|v| v.pinned));
+                        assert!(bytes[..] == component(1) || bytes[..] == component(2));
+                    }
+                    Err(e) => failures.push(format!("{e:#}")),
+                }
+                loads += 1;
+            }
+        });
+        assert!(loads > 20, "only {loads} loads");
+        assert!(
+            failures.is_empty(),
+            "{} of {loads} loads failed, first: {}",
+            failures.len(),
+            failures[0]
+        );
     }
 }

@@ -1,9 +1,15 @@
-//! `silt plugins update` as an attacker meets it: a tag moved back to an
-//! older signed release is refused unless asked for, and a component that
-//! is not one never installs.
+//! `silt plugins update` as an attacker or a busy server meets it: a tag
+//! moved back to an older signed release is refused unless asked for, a
+//! component that is not one never installs, and back-to-back updates
+//! under a stream of calls fail none of them.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use serde_json::json;
+use silt_e2e::mcp::{call, text_of};
 
 use crate::plugin_distribution::{self, keygen, refused, sign, silt};
 
@@ -135,4 +141,91 @@ fn a_component_that_is_not_one_never_installs() {
     assert!(!home.join("plugins/junk").exists());
     let lock = std::fs::read_to_string(home.join("plugins/plugins.lock")).unwrap_or_default();
     assert!(!lock.contains("junk"), "{lock}");
+}
+
+/// The probe's race: `silt plugins update` back to back while a server
+/// answers a stream of calls on that judge; before, a call that loaded
+/// the plugin mid-update failed with "component is not the one
+/// installed" or "No such file". Every call now runs on the old plugin or
+/// the new one. (A failed load is not kept, so a race lost shows as a
+/// burst of failed calls until the next reload.)
+#[tokio::test(flavor = "multi_thread")]
+async fn back_to_back_updates_under_load_fail_no_call() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let sources = [
+        folder(&home.join("src/a"), "swappable", judge_v0_1(), None),
+        folder(&home.join("src/b"), "swappable", judge_v0_1_1(), None),
+    ];
+    std::fs::write(home.join("silt.toml"), "").unwrap();
+    ok(&silt(
+        home,
+        &["plugins", "add", sources[0].to_str().unwrap(), "--yes"],
+    ));
+    let served = silt_e2e::http::serve_http(home, "answer_cache = false\n", &[]).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (calls, failures) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let first_failure = Arc::new(std::sync::Mutex::new(None::<String>));
+    let mut callers = Vec::new();
+    for _ in 0..4 {
+        let client = served.client().await;
+        let (stop, calls, failures, first) = (
+            stop.clone(),
+            calls.clone(),
+            failures.clone(),
+            first_failure.clone(),
+        );
+        callers.push(tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                let args = json!({"question": "Is it a bug report?", "kind": "judge",
+                    "yes": "a crash or an error", "no": "a new feature",
+                    "items": [{"id": "bug", "text": "fix the crash"}],
+                    "judge": "swappable", "threshold": 0.0});
+                let answer = call(&client, "sieve_ask", args).await;
+                calls.fetch_add(1, Ordering::SeqCst);
+                if answer.is_error == Some(true) {
+                    failures.fetch_add(1, Ordering::SeqCst);
+                    first.lock().unwrap().get_or_insert(text_of(&answer));
+                }
+            }
+            client.cancel().await.unwrap();
+        }));
+    }
+    let server = served.child.id().unwrap() as libc::pid_t;
+    for i in 0..60 {
+        let from = sources[(i + 1) % 2].to_str().unwrap().to_string();
+        let at = home.to_path_buf();
+        let out = tokio::task::spawn_blocking(move || {
+            silt(
+                &at,
+                &["plugins", "update", "swappable", "--from", &from, "--yes"],
+            )
+        })
+        .await
+        .unwrap();
+        ok(&out);
+        // reload now, not at the next poll: more reloads, more loads, each
+        // racing the next update
+        if i % 2 == 0 {
+            // SAFETY: kill(2) on our own child's pid, with a signal it handles
+            unsafe { libc::kill(server, libc::SIGHUP) };
+        }
+    }
+    // the last update is reloaded too, under the same load
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    stop.store(true, Ordering::SeqCst);
+    for caller in callers {
+        caller.await.unwrap();
+    }
+    let (calls, failures) = (
+        calls.load(Ordering::SeqCst),
+        failures.load(Ordering::SeqCst),
+    );
+    assert!(calls >= 100, "only {calls} calls ran");
+    assert_eq!(
+        failures,
+        0,
+        "{failures} of {calls} calls failed; the first: {:?}",
+        first_failure.lock().unwrap()
+    );
 }
