@@ -39,7 +39,8 @@ pub struct Head {
 }
 
 impl Beneath {
-    /// Opens `root` (a folder) as the boundary for later reads.
+    /// Opens `root` (a folder) as the boundary for later reads. The path is
+    /// read once, here; every later open resolves from the handle.
     pub fn open(root: &Path) -> std::io::Result<Beneath> {
         let dir = cap_primitives::fs::open_ambient_dir(root, cap_primitives::ambient_authority())?;
         Ok(Beneath {
@@ -48,8 +49,31 @@ impl Beneath {
         })
     }
 
+    /// The folder's name as it was resolved when opened (for messages and
+    /// keys only: never opened again by it).
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The open folder itself, for walking it entry by entry.
+    pub fn dir(&self) -> &std::fs::File {
+        &self.dir
+    }
+
+    /// The folder at `rel` beneath this one (symlinks followed only while
+    /// they stay inside), opened as a boundary of its own named `shown`.
+    pub fn open_folder(&self, rel: &Path, shown: PathBuf) -> Result<Beneath, BeneathError> {
+        if rel.is_absolute() {
+            return Err(BeneathError::Outside(self.root.clone()));
+        }
+        // the root itself is "." (an empty path names nothing)
+        let rel = if rel.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            rel
+        };
+        let dir = cap_primitives::fs::open_dir(&self.dir, rel).map_err(|e| self.refusal(e))?;
+        Ok(Beneath { dir, root: shown })
     }
 
     /// Reads at most `cap` bytes of the regular file at `rel` (relative to
@@ -59,31 +83,84 @@ impl Beneath {
         if rel.is_absolute() {
             return Err(BeneathError::Outside(self.root.clone()));
         }
-        let mut options = OpenOptions::new();
-        options.read(true);
-        // a FIFO would block the open; a terminal must not become ours
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-        let file = cap_primitives::fs::open(&self.dir, rel, &options).map_err(|e| {
-            // the escape refusal is cap-primitives' own error, never an
-            // errno: a real EACCES carries its OS code
-            let refused =
-                e.kind() == std::io::ErrorKind::PermissionDenied && e.raw_os_error().is_none();
-            if refused || e.raw_os_error() == Some(libc::EXDEV) {
-                BeneathError::Outside(self.root.clone())
-            } else {
-                BeneathError::Io(e)
-            }
+        let file = open_regular(&self.dir, rel, true).map_err(|e| match e {
+            BeneathError::Io(e) => self.refusal(e),
+            other => other,
         })?;
-        // checked on the handle itself: what was opened is what is read
-        if !file.metadata()?.is_file() {
-            return Err(BeneathError::NotAFile);
-        }
         let mut bytes = Vec::new();
         file.take(cap as u64 + 1).read_to_end(&mut bytes)?;
         let cut = bytes.len() > cap;
         bytes.truncate(cap);
         Ok(Head { bytes, cut })
     }
+
+    /// An open error as the caller should hear it: an escape is `Outside`.
+    fn refusal(&self, e: std::io::Error) -> BeneathError {
+        // the escape refusal is cap-primitives' own error, never an errno:
+        // a real EACCES carries its OS code
+        let refused =
+            e.kind() == std::io::ErrorKind::PermissionDenied && e.raw_os_error().is_none();
+        if refused || e.raw_os_error() == Some(libc::EXDEV) {
+            BeneathError::Outside(self.root.clone())
+        } else {
+            BeneathError::Io(e)
+        }
+    }
+}
+
+/// Opens the regular file at `rel` beneath `dir` for reading, never
+/// blocking on the open (a FIFO would wait for a writer) and checking the
+/// type of the descriptor that was opened, not of the name: a file swapped
+/// for a FIFO, a socket or a device between a listing and the open is
+/// [`BeneathError::NotAFile`]. With `follow` false a symlink is refused.
+pub fn open_regular(
+    dir: &std::fs::File,
+    rel: &Path,
+    follow: bool,
+) -> Result<std::fs::File, BeneathError> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    if !follow {
+        // cap-primitives' own switch (the one cap-fs-ext's trait calls)
+        options._cap_fs_ext_follow(cap_primitives::fs::FollowSymlinks::No);
+    }
+    // a terminal must not become ours either
+    options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    let file = cap_primitives::fs::open(dir, rel, &options)?;
+    if !file.metadata()?.is_file() {
+        return Err(BeneathError::NotAFile);
+    }
+    Ok(file)
+}
+
+/// Exchanges `a` and `b` (a folder and a symlink) with `renameat2` as
+/// fast as it can until `stop`, so the path always exists but is now one,
+/// now the other; returns how many exchanges it made. For race tests.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn swap_until(
+    a: PathBuf,
+    b: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        let a = std::ffi::CString::new(a.to_str().unwrap()).unwrap();
+        let b = std::ffi::CString::new(b.to_str().unwrap()).unwrap();
+        let mut swaps = 0;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            // SAFETY: two valid C strings; the call only renames
+            let r = unsafe {
+                libc::renameat2(
+                    libc::AT_FDCWD,
+                    a.as_ptr(),
+                    libc::AT_FDCWD,
+                    b.as_ptr(),
+                    libc::RENAME_EXCHANGE,
+                )
+            };
+            swaps += u64::from(r == 0);
+        }
+        swaps
+    })
 }
 
 #[cfg(test)]
@@ -162,25 +239,7 @@ mod tests {
         std::fs::write(outside.join("f.txt"), "OUTSIDE").unwrap();
         std::os::unix::fs::symlink(&outside, root.join("d.link")).unwrap();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let swapper = {
-            let (root, stop) = (root.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let a = std::ffi::CString::new(root.join("d").to_str().unwrap()).unwrap();
-                let b = std::ffi::CString::new(root.join("d.link").to_str().unwrap()).unwrap();
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    // SAFETY: two valid C strings; the call only renames
-                    unsafe {
-                        libc::renameat2(
-                            libc::AT_FDCWD,
-                            a.as_ptr(),
-                            libc::AT_FDCWD,
-                            b.as_ptr(),
-                            libc::RENAME_EXCHANGE,
-                        )
-                    };
-                }
-            })
-        };
+        let swapper = swap_until(root.join("d"), root.join("d.link"), stop.clone());
         let naive = |rel: &str| -> Option<String> {
             let real = std::fs::canonicalize(root.join(rel)).ok()?;
             if !real.starts_with(&root) {

@@ -8,6 +8,7 @@ pub mod bindings;
 pub mod cli;
 pub mod config;
 pub mod fetch;
+pub mod folders;
 pub mod ledger;
 pub mod mcp;
 pub mod models;

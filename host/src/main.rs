@@ -95,7 +95,7 @@ async fn run(cli: Cli) -> Result<()> {
                 "silt: callers send `Authorization: Bearer <token>`; the token is in {} \
                  (`silt http-token` prints it); file tools read under {} root(s)",
                 options.token.path.display(),
-                options.roots.len()
+                options.roots.paths().count()
             );
             let server = BoundServer::bind(options).await?;
             // the line a launcher or a test waits for; the port is the real

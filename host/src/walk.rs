@@ -2,11 +2,24 @@
 //! symlinks never followed, VCS folders and silt's cache skipped, binary
 //! files flagged, names in order. The matching is ripgrep's `ignore`
 //! crate; silt writes no gitignore matcher of its own.
+//!
+//! The walk goes entry by entry from the folder's open handle (each
+//! subfolder opened from its parent's handle, never following a symlink),
+//! never by path: a folder swapped for a symlink while silt walks can
+//! neither list nor open anything outside the root. Every file is opened
+//! without blocking and its descriptor's type checked before it is read, so
+//! a FIFO, a socket or a device is listed as skipped and never waited on.
 
+use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+use cap_primitives::fs::{FileTypeExt, FollowSymlinks};
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::beneath::{Beneath, BeneathError, open_regular};
 
 /// The folder name of grep's cache inside a repository; never walked.
 pub const CACHE_DIR: &str = ".silt-cache";
@@ -20,6 +33,14 @@ const SKIPPED_DIRS: [&str; 3] = [".git", ".hg", ".svn"];
 /// The most of one file grep reads: a larger file is scored on its head
 /// (and listed as such), so one huge log cannot exhaust an engine's memory.
 pub const MAX_READ_BYTES: usize = 1 << 20;
+
+/// Folders nested deeper than this below the root are listed as skipped:
+/// each level holds one open descriptor while its children are walked, so
+/// a hostile tree cannot take all of the server's.
+pub const MAX_DEPTH: usize = 128;
+
+/// The most of one ignore file read; rules past it are not applied.
+const MAX_RULES_BYTES: usize = 1 << 20;
 
 /// One file the walk found.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,147 +66,248 @@ pub struct Walk {
     pub skipped: Vec<Skipped>,
 }
 
-/// Every file under `root` that the ignore rules keep, depth first with
+/// Every file beneath `root` that the ignore rules keep, depth first with
 /// each folder's children sorted by name.
 /// `cache_dir` names a folder (silt's grep cache) to skip as well.
 /// An entry that cannot be read (permissions, a name too long, a clash of
-/// non-UTF-8 names) is listed in `skipped`; the rest is still walked.
-pub fn walk(root: &Path, cache_dir: &str) -> Result<Walk> {
-    if !root.is_dir() {
-        bail!("{} is not a folder", root.display());
-    }
-    let cache_dir = cache_dir.to_string();
-    let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-    let root = root.as_path();
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .follow_links(false)
-        .git_global(false)
-        .git_exclude(false)
-        .require_git(false)
-        // the crate would read every ancestor's ignore files (it only stops
-        // at a .git folder when it requires one); the repository's own are
-        // added below instead
-        .parents(false)
-        .ignore(true)
-        .git_ignore(true);
-    let above = ancestor_rules(root);
-    let walker = builder
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(move |e| {
-            let name = e.file_name().to_string_lossy();
-            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            if is_dir && (SKIPPED_DIRS.contains(&name.as_ref()) || name == cache_dir) {
-                return false;
-            }
-            // the nearest ancestor with an opinion decides
-            for rules in &above {
-                match rules.matched_path_or_any_parents(e.path(), is_dir) {
-                    ignore::Match::Ignore(_) => return false,
-                    ignore::Match::Whitelist(_) => return true,
-                    ignore::Match::None => {}
-                }
-            }
-            true
-        })
-        .build();
-    let mut out = Walk::default();
-    let mut names = std::collections::HashSet::new();
-    let lossy = |p: &Path| {
-        p.components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/")
+/// non-UTF-8 names, a FIFO or a device) is listed in `skipped`; the rest is
+/// still walked.
+pub fn walk(root: &Beneath, cache_dir: &str) -> Result<Walk> {
+    let shown = root.root().to_path_buf();
+    let mut walker = Walker {
+        above: ancestor_rules(root),
+        shown,
+        cache_dir,
+        levels: Vec::new(),
+        names: Default::default(),
+        out: Walk::default(),
     };
-    for entry in walker {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                let path = walk_error_path(&e)
-                    .map(|p| lossy(p.strip_prefix(root).unwrap_or(p)))
-                    .unwrap_or_default();
-                out.skipped.push(Skipped {
-                    path,
-                    reason: walk_error_reason(&e),
-                });
+    let entries =
+        list(root.dir()).with_context(|| format!("cannot read {}", root.root().display()))?;
+    walker.visit(root.dir(), Path::new(""), entries, 0);
+    Ok(walker.out)
+}
+
+/// What kind of entry a listing holds (its type as listed, never followed).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    File,
+    Dir,
+    Symlink,
+    /// A FIFO, a socket or a device.
+    Special,
+}
+
+/// One folder's entries, sorted by name; entries whose type cannot be
+/// read come back as errors to list.
+fn list(dir: &std::fs::File) -> std::io::Result<Vec<(OsString, std::io::Result<Kind>)>> {
+    let mut entries = Vec::new();
+    for entry in cap_primitives::fs::read_base_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type().map(|t| {
+            if t.is_symlink() {
+                Kind::Symlink
+            } else if t.is_dir() {
+                Kind::Dir
+            } else if t.is_file() {
+                Kind::File
+            } else {
+                debug_assert!(
+                    t.is_fifo() || t.is_socket() || t.is_block_device() || t.is_char_device()
+                );
+                Kind::Special
+            }
+        });
+        entries.push((entry.file_name(), kind));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
+}
+
+/// The ignore files of one folder on the way down.
+struct Level {
+    /// `.ignore`: over any `.gitignore`, at any depth (as ripgrep has it).
+    ignore: Option<Gitignore>,
+    gitignore: Option<Gitignore>,
+}
+
+struct Walker<'a> {
+    /// The root's resolved name: ignore patterns match against paths under it.
+    shown: PathBuf,
+    cache_dir: &'a str,
+    /// Rules of the repository's folders above the root, nearest first.
+    above: Vec<Gitignore>,
+    /// Rules of the folders from the root down to the one being walked.
+    levels: Vec<Level>,
+    /// Paths given out so far (two non-UTF-8 names can read alike).
+    names: std::collections::HashSet<String>,
+    out: Walk,
+}
+
+impl Walker<'_> {
+    fn visit(
+        &mut self,
+        dir: &std::fs::File,
+        rel: &Path,
+        entries: Vec<(OsString, std::io::Result<Kind>)>,
+        depth: usize,
+    ) {
+        let here = self.shown.join(rel);
+        self.levels.push(Level {
+            ignore: rules_in(dir, &here, ".ignore"),
+            gitignore: rules_in(dir, &here, ".gitignore"),
+        });
+        for (name, kind) in entries {
+            let child = rel.join(&name);
+            let kind = match kind {
+                Ok(k) => k,
+                Err(e) => {
+                    self.skip(&child, format!("cannot be read ({e})"));
+                    continue;
+                }
+            };
+            let is_dir = kind == Kind::Dir;
+            if kind == Kind::Symlink
+                || (is_dir && (SKIPPED_DIRS.iter().any(|d| name == *d) || name == self.cache_dir))
+                || self.ignored(&self.shown.join(&child), is_dir)
+            {
                 continue;
             }
-        };
-        // symlinks are reported but never followed, and never read
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+            match kind {
+                Kind::Dir if depth + 1 > MAX_DEPTH => {
+                    self.skip(&child, format!("nested deeper than {MAX_DEPTH} folders"))
+                }
+                Kind::Dir => {
+                    let opened = cap_primitives::fs::open_dir_nofollow(dir, Path::new(&name))
+                        .and_then(|sub| Ok((list(&sub)?, sub)));
+                    match opened {
+                        Ok((entries, sub)) => self.visit(&sub, &child, entries, depth + 1),
+                        Err(e) => self.skip(&child, format!("cannot be read ({e})")),
+                    }
+                }
+                Kind::File => self.take_file(dir, &name, child),
+                Kind::Special => self.skip(
+                    &child,
+                    "not a regular file (a FIFO, socket or device)".into(),
+                ),
+                Kind::Symlink => unreachable!("symlinks are passed over above"),
+            }
         }
-        let relative = entry
-            .path()
-            .strip_prefix(root)
-            .unwrap_or(entry.path())
-            .to_path_buf();
+        self.levels.pop();
+    }
+
+    fn take_file(&mut self, dir: &std::fs::File, name: &OsString, relative: PathBuf) {
         let path = lossy(&relative);
-        if !names.insert(path.clone()) {
-            // two names that differ only in bytes that are not UTF-8
-            out.skipped.push(Skipped {
+        if !self.names.insert(path.clone()) {
+            self.out.skipped.push(Skipped {
                 path,
                 reason: "its name is not UTF-8 and reads the same as another file's".into(),
             });
-            continue;
+            return;
         }
-        match is_binary(entry.path()) {
-            Ok(binary) => out.files.push(WalkedFile {
+        match probe_binary(dir, Path::new(name)) {
+            Ok(binary) => self.out.files.push(WalkedFile {
                 path,
                 relative,
                 binary,
             }),
-            Err(e) => out.skipped.push(Skipped {
+            Err(BeneathError::NotAFile) => self.out.skipped.push(Skipped {
                 path,
-                reason: format!("cannot be read ({})", e.root_cause()),
+                reason: "not a regular file (a FIFO, socket or device)".into(),
+            }),
+            Err(e) => self.out.skipped.push(Skipped {
+                path,
+                reason: format!("cannot be read ({e})"),
             }),
         }
     }
-    Ok(out)
-}
 
-/// The path an `ignore` error is about, if it names one.
-fn walk_error_path(e: &ignore::Error) -> Option<&Path> {
-    match e {
-        ignore::Error::WithPath { path, .. } => Some(path),
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
-            walk_error_path(err)
+    fn skip(&mut self, relative: &Path, reason: String) {
+        self.out.skipped.push(Skipped {
+            path: lossy(relative),
+            reason,
+        });
+    }
+
+    /// Whether the ignore rules leave `path` out. The repository's rules
+    /// above the root come first (a negation inside the tree cannot
+    /// re-include what they ignore); then, as ripgrep's `ignore` crate
+    /// orders them, the nearest `.ignore` with an opinion, then the nearest
+    /// `.gitignore`.
+    fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+        for rules in &self.above {
+            match rules.matched_path_or_any_parents(path, is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => break,
+                Match::None => {}
+            }
         }
-        ignore::Error::Loop { child, .. } => Some(child),
-        _ => None,
+        let ignore = self.levels.iter().rev().filter_map(|l| l.ignore.as_ref());
+        let git = self
+            .levels
+            .iter()
+            .rev()
+            .filter_map(|l| l.gitignore.as_ref());
+        for rules in ignore.chain(git) {
+            match rules.matched(path, is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => return false,
+                Match::None => {}
+            }
+        }
+        false
     }
 }
 
-/// An `ignore` error without the path it names (listed beside it).
-fn walk_error_reason(e: &ignore::Error) -> String {
-    match e {
-        ignore::Error::WithPath { err, .. }
-        | ignore::Error::WithDepth { err, .. }
-        | ignore::Error::WithLineNumber { err, .. } => walk_error_reason(err),
-        ignore::Error::Io(io) => format!("cannot be read ({io})"),
-        other => format!("cannot be walked ({other})"),
+/// The rules of the ignore file `name` in `dir` (named `here`), read from
+/// the folder's handle; None when there is none. A symlinked ignore file
+/// is not followed.
+fn rules_in(dir: &std::fs::File, here: &Path, name: &str) -> Option<Gitignore> {
+    let file = open_regular(dir, Path::new(name), false).ok()?;
+    let mut text = String::new();
+    if let Err(e) = file.take(MAX_RULES_BYTES as u64).read_to_string(&mut text) {
+        tracing::warn!("ignore file {} unread: {e}", here.join(name).display());
+        return None;
     }
+    let mut b = GitignoreBuilder::new(here);
+    for line in text.lines() {
+        if let Err(e) = b.add_line(Some(here.join(name)), line) {
+            tracing::warn!(
+                "ignore file {} partly unused: {e}",
+                here.join(name).display()
+            );
+        }
+    }
+    b.build().ok()
 }
 
-/// When `root` is inside a repository but not its top, the rules of the
+/// `p` as a `/`-separated string, names that are not UTF-8 replaced.
+fn lossy(p: &Path) -> String {
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// When the root is inside a repository but not its top, the rules of the
 /// folders above it up to the one holding `.git`, nearest first, each
 /// matching relative to its own folder (`.ignore` over `.gitignore`).
 /// Outside any repository, none: other folders' rules are not this tree's.
-/// A negation inside the tree cannot re-include what these ignore.
-fn ancestor_rules(root: &Path) -> Vec<ignore::gitignore::Gitignore> {
-    if root.join(".git").exists() {
+/// They are read by name: they lie outside the root and only ever narrow
+/// what the walk lists from the root's own handle.
+fn ancestor_rules(root: &Beneath) -> Vec<Gitignore> {
+    if cap_primitives::fs::stat(root.dir(), Path::new(".git"), FollowSymlinks::No).is_ok() {
         return vec![];
     }
     let mut dirs = Vec::new();
-    let mut at = root.parent();
+    let mut at = root.root().parent();
     while let Some(dir) = at {
         dirs.push(dir);
         if dir.join(".git").exists() {
             return dirs
                 .into_iter()
                 .filter_map(|d| {
-                    let mut b = ignore::gitignore::GitignoreBuilder::new(d);
+                    let mut b = GitignoreBuilder::new(d);
                     let mut any = false;
                     // later files take precedence: .gitignore, then .ignore
                     for name in [".gitignore", ".ignore"] {
@@ -206,11 +328,11 @@ fn ancestor_rules(root: &Path) -> Vec<ignore::gitignore::Gitignore> {
     vec![]
 }
 
-/// True when the first `BINARY_PROBE` bytes hold a NUL.
-pub fn is_binary(path: &Path) -> Result<bool> {
+/// True when the first `BINARY_PROBE` bytes of the regular file `name` in
+/// `dir` hold a NUL.
+fn probe_binary(dir: &std::fs::File, name: &Path) -> Result<bool, BeneathError> {
+    let mut f = open_regular(dir, name, false)?;
     let mut buf = vec![0u8; BINARY_PROBE];
-    let mut f =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut filled = 0;
     while filled < buf.len() {
         let n = f.read(&mut buf[filled..])?;
@@ -252,8 +374,12 @@ mod tests {
         dir
     }
 
+    fn walk_at(root: &Path) -> Result<Walk> {
+        walk(&Beneath::open(root).unwrap(), ".silt-cache")
+    }
+
     fn paths(root: &Path) -> Vec<String> {
-        walk(root, ".silt-cache")
+        walk_at(root)
             .unwrap()
             .files
             .into_iter()
@@ -308,7 +434,7 @@ mod tests {
             ("img.bin", "GIF\0\0data"),
             ("z.txt", "text"),
         ]);
-        let files = walk(t.path(), ".silt-cache").unwrap().files;
+        let files = walk_at(t.path()).unwrap().files;
         let got: Vec<(&str, bool)> = files.iter().map(|f| (f.path.as_str(), f.binary)).collect();
         assert_eq!(got, [("img.bin", true), ("z.txt", false)]);
     }
@@ -396,7 +522,7 @@ mod tests {
         mode("secret.txt", 0o000);
         // root reads everything: then nothing is unreadable to test
         let as_root = std::fs::read_dir(t.path().join("locked")).is_ok();
-        let w = walk(t.path(), ".silt-cache").unwrap();
+        let w = walk_at(t.path()).unwrap();
         mode("locked", 0o755);
         mode("secret.txt", 0o644);
         let files: Vec<&str> = w.files.iter().map(|f| f.path.as_str()).collect();
@@ -432,7 +558,7 @@ mod tests {
             fd = next;
         }
         unsafe { libc::close(fd) };
-        let w = walk(t.path(), ".silt-cache");
+        let w = walk_at(t.path());
         // remove_dir_all cannot name the deepest folders; rm walks by handle
         let removed = std::process::Command::new("rm")
             .arg("-rf")
@@ -454,10 +580,94 @@ mod tests {
         let b = std::ffi::OsStr::from_bytes(b"n\xfe.txt");
         std::fs::write(t.path().join(a), "one").unwrap();
         std::fs::write(t.path().join(b), "two").unwrap();
-        let w = walk(t.path(), ".silt-cache").unwrap();
+        let w = walk_at(t.path()).unwrap();
         assert_eq!(w.files.len(), 1);
         assert_eq!(w.skipped.len(), 1);
         assert_eq!(w.skipped[0].path, "n\u{fffd}.txt");
         assert!(w.skipped[0].reason.contains("not UTF-8"), "{:?}", w.skipped);
+    }
+
+    /// A FIFO and a socket in the tree are listed as skipped, not walked
+    /// into or waited on: a plain open of the FIFO would block until a
+    /// writer came.
+    #[cfg(unix)]
+    #[test]
+    fn fifos_and_sockets_are_skipped_without_blocking() {
+        let t = tree(&[("a.txt", "x")]);
+        let fifo = std::ffi::CString::new(t.path().join("pipe").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let _sock = std::os::unix::net::UnixListener::bind(t.path().join("sock")).unwrap();
+        let w = walk_at(t.path()).unwrap();
+        let files: Vec<&str> = w.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(files, ["a.txt"]);
+        let skipped: Vec<(&str, bool)> = w
+            .skipped
+            .iter()
+            .map(|s| (s.path.as_str(), s.reason.contains("not a regular file")))
+            .collect();
+        assert_eq!(skipped, [("pipe", true), ("sock", true)]);
+    }
+
+    /// A regular file swapped for a FIFO after it was listed is opened
+    /// without blocking and refused on its descriptor's type.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_swapped_for_a_fifo_is_refused_on_its_descriptor() {
+        let t = tree(&[]);
+        let fifo = std::ffi::CString::new(t.path().join("f").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let dir = Beneath::open(t.path()).unwrap();
+        assert!(matches!(
+            probe_binary(dir.dir(), Path::new("f")),
+            Err(BeneathError::NotAFile)
+        ));
+    }
+
+    /// A subfolder swapped with a symlink to an outside folder (atomic
+    /// `renameat2` exchanges, as fast as they go) while the tree is walked
+    /// again and again: no walk ever lists a name from outside. The root
+    /// itself is swapped too, after it was opened: the walk stays in the
+    /// folder it opened.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_folder_swapped_for_a_symlink_never_lists_outside_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("d/inside.txt"), "inside").unwrap();
+        std::fs::write(outside.join("SECRET.txt"), "outside").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("d.link")).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.path().join("root.link")).unwrap();
+        let opened = Beneath::open(&root).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swap = |a: PathBuf, b: PathBuf| crate::beneath::swap_until(a, b, stop.clone());
+        let inner = swap(root.join("d"), root.join("d.link"));
+        let base = swap(root.clone(), dir.path().join("root.link"));
+        let (mut walks, mut saw_inside) = (0, 0);
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(20) && walks < 3000 {
+            let w = walk(&opened, ".silt-cache").unwrap();
+            let names: Vec<&str> = w
+                .files
+                .iter()
+                .map(|f| f.path.as_str())
+                .chain(w.skipped.iter().map(|s| s.path.as_str()))
+                .collect();
+            assert!(
+                !names.iter().any(|n| n.contains("SECRET")),
+                "a walk listed a name from outside: {names:?}"
+            );
+            saw_inside += usize::from(names.contains(&"d/inside.txt"));
+            walks += 1;
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swaps = (inner.join().unwrap(), base.join().unwrap());
+        assert!(
+            swaps.0 > 100 && swaps.1 > 100,
+            "too few swaps to prove anything: {swaps:?}"
+        );
+        assert!(saw_inside > 0, "no walk ever saw the folder in place");
     }
 }

@@ -83,7 +83,7 @@ fn io_floor(repo: &Path) -> Result<(Duration, String, usize, u64)> {
             "rg --files".into(),
         ),
         _ => (
-            crate::walk::walk(repo, grep::CACHE_DIR)?
+            crate::walk::walk(&crate::beneath::Beneath::open(repo)?, grep::CACHE_DIR)?
                 .files
                 .into_iter()
                 .map(|f| repo.join(f.path))
@@ -175,26 +175,28 @@ pub async fn run(args: BenchSieveArgs) -> Result<()> {
             ("functions", GrepMode::Functions),
         ]
     };
+    // absolute paths only, as over HTTP
+    let local = crate::folders::Folders::local(None);
     for &(name, mode) in modes {
         // cold: a fresh app on an empty cache folder of its own, nothing
         // compiled, no answer kept (the OS page cache is warm)
         let app = fresh_app(&cache.path().join(name))?;
         let t = Instant::now();
         let p = params(mode, &args.question);
-        let first = grep::run(&app.runtime, &app.config, &p, None, None).await?;
+        let first = grep::run(&app.runtime, &app.config, &p, &local, None).await?;
         let cold = t.elapsed();
         no_answer_cached(&first, name)?;
         let mut warm = Vec::new();
         for _ in 0..runs {
             let t = Instant::now();
-            grep::run(&app.runtime, &app.config, &p, None, None).await?;
+            grep::run(&app.runtime, &app.config, &p, &local, None).await?;
             warm.push(t.elapsed());
         }
         // another question over the same files: no answer is cached, but a
         // judge that keeps vectors embeds only the question
         let t = Instant::now();
         let other = params(mode, "how are API errors turned into messages for the user");
-        let second = grep::run(&app.runtime, &app.config, &other, None, None).await?;
+        let second = grep::run(&app.runtime, &app.config, &other, &local, None).await?;
         let new_question = t.elapsed();
         grep_json[name] = json!({
             "cold_s": secs(cold), "warm_p50_s": secs(median(warm)),
@@ -220,13 +222,13 @@ pub async fn run(args: BenchSieveArgs) -> Result<()> {
     };
     let app = fresh_app(&cache.path().join("verify"))?;
     let t = Instant::now();
-    let first = verify::run(&app.runtime, &app.config, &vparams, None, None).await?;
+    let first = verify::run(&app.runtime, &app.config, &vparams, &local, None).await?;
     let vcold = t.elapsed();
     no_answer_cached(&first, "verify")?;
     let mut vwarm = Vec::new();
     for _ in 0..runs {
         let t = Instant::now();
-        verify::run(&app.runtime, &app.config, &vparams, None, None).await?;
+        verify::run(&app.runtime, &app.config, &vparams, &local, None).await?;
         vwarm.push(t.elapsed());
     }
     let claims = first["results"].as_array().map_or(0, Vec::len);

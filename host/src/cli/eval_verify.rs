@@ -160,9 +160,15 @@ pub async fn run(app: &App, args: EvalVerifyArgs) -> Result<()> {
             budget_usd: Some(1_000.0),
             ..VerifyParams::default()
         };
-        let out = crate::tools::verify::run(&app.runtime, &app.config, &params, Some(&base), None)
-            .await
-            .map_err(|e| anyhow::anyhow!(e.to_string()))?;
+        let out = crate::tools::verify::run(
+            &app.runtime,
+            &app.config,
+            &params,
+            &crate::folders::Folders::local(Some(&base)),
+            None,
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!(e.to_string()))?;
         results.extend(out["results"].as_array().cloned().unwrap_or_default());
         if !args.json {
             eprintln!("{} of {} claims checked", results.len(), rows.len());

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 
 use crate::app::App;
 use crate::cli::ask::read_json;
+use crate::folders::Folders;
 use crate::progress::TerminalProgress;
 use crate::tools::{grep, rank, route, verify};
 
@@ -116,9 +117,9 @@ pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
         budget_usd: args.budget_usd,
         judge: args.judge,
     };
-    let base = std::env::current_dir()?;
+    let folders = Folders::local(Some(&std::env::current_dir()?));
     let out = TerminalProgress::around("grep", "steps", |steps| {
-        grep::run(&app.runtime, &app.config, &params, Some(&base), Some(steps))
+        grep::run(&app.runtime, &app.config, &params, &folders, Some(steps))
     })
     .await?;
     if args.json {
@@ -219,9 +220,9 @@ pub async fn verify(app: &App, args: VerifyArgs) -> Result<()> {
         contradict_threshold: args.contradict_threshold,
         judge: args.judge,
     };
-    let base = std::env::current_dir()?;
+    let folders = Folders::local(Some(&std::env::current_dir()?));
     let out = TerminalProgress::around("verify", "steps", |steps| {
-        verify::run(&app.runtime, &app.config, &params, Some(&base), Some(steps))
+        verify::run(&app.runtime, &app.config, &params, &folders, Some(steps))
     })
     .await?;
     if args.json {

@@ -8,10 +8,13 @@ pub mod net;
 pub mod pdf;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 pub use net::NetPolicy;
+
+use crate::beneath::{Beneath, BeneathError};
 
 /// A source as verify reads it.
 #[derive(Debug, Clone)]
@@ -22,12 +25,25 @@ pub struct SourceText {
 }
 
 /// The folder file sources are read beneath.
-struct Base {
+pub struct Base {
     /// As the caller wrote it (absolute locators may start with it).
     given: PathBuf,
-    /// Resolved: the folder reads are confined to.
-    canonical: PathBuf,
+    /// The folder reads are confined to, open; its name is the resolved one.
+    folder: Arc<Beneath>,
 }
+
+impl Base {
+    /// The open `folder`, which the caller named `given`.
+    pub fn new(given: &Path, folder: Beneath) -> Base {
+        Base {
+            given: given.to_path_buf(),
+            folder: Arc::new(folder),
+        }
+    }
+}
+
+/// The longest a local source's read may take.
+const READ_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Sources fetched at once ahead of a verify call (the rest as the engine
 /// asks), so a call citing slow URLs waits about as long as the slowest.
@@ -47,22 +63,8 @@ pub struct SourceFetcher {
 }
 
 impl SourceFetcher {
-    /// `base` must be an existing folder; it is canonicalised so a symlink
-    /// inside it cannot lead out.
-    pub fn new(base: Option<&Path>, policy: NetPolicy) -> Result<Self, String> {
-        let base = match base {
-            Some(b) => Some(Base {
-                given: b.to_path_buf(),
-                canonical: std::fs::canonicalize(b)
-                    .map_err(|e| format!("base_path {} cannot be opened: {e}", b.display()))?,
-            }),
-            None => None,
-        };
-        if let Some(b) = &base
-            && !b.canonical.is_dir()
-        {
-            return Err(format!("base_path {} is not a folder", b.given.display()));
-        }
+    /// File locators are read beneath `base` (none without one).
+    pub fn new(base: Option<Base>, policy: NetPolicy) -> Result<Self, String> {
         let client = net::client(&policy).map_err(|e| format!("cannot set up HTTP: {e}"))?;
         Ok(SourceFetcher {
             ahead: Default::default(),
@@ -131,7 +133,7 @@ impl SourceFetcher {
                 "{locator}: only http(s) URLs and file paths can be cited"
             ));
         } else {
-            (self.read_file(locator)?, String::new())
+            (self.read_file(locator).await?, String::new())
         };
         let version = hex::encode(Sha256::digest(&bytes));
         let text = if pdf::is_pdf(&bytes) {
@@ -153,24 +155,26 @@ impl SourceFetcher {
 
     /// A file under the base path, within the size cap for its kind. The
     /// file is opened beneath the base folder's handle, so a symlink
-    /// swapped in while silt reads cannot lead out of it.
-    fn read_file(&self, locator: &str) -> Result<Vec<u8>, String> {
+    /// swapped in while silt reads cannot lead out of it, and the read runs
+    /// off the async workers under a deadline.
+    async fn read_file(&self, locator: &str) -> Result<Vec<u8>, String> {
         let Some(base) = &self.base else {
             return Err(format!(
                 "{locator}: file sources need an absolute base_path to resolve against"
             ));
         };
+        let resolved = base.folder.root();
         let outside = || {
             format!(
                 "{locator}: refused, it lies outside the base path {}",
-                base.canonical.display()
+                resolved.display()
             )
         };
         let given = Path::new(locator);
         let rel = if given.is_absolute() {
             // an absolute path names the base as given or as resolved
             match given
-                .strip_prefix(&base.canonical)
+                .strip_prefix(resolved)
                 .or_else(|_| given.strip_prefix(&base.given))
             {
                 Ok(rel) => rel.to_path_buf(),
@@ -179,18 +183,29 @@ impl SourceFetcher {
         } else {
             given.to_path_buf()
         };
-        let beneath = crate::beneath::Beneath::open(&base.canonical)
-            .map_err(|e| format!("base_path {} cannot be opened: {e}", base.given.display()))?;
-        let head = beneath
-            .read_head(&rel, net::MAX_PDF_BYTES)
-            .map_err(|e| match e {
-                crate::beneath::BeneathError::Outside(_) => outside(),
-                crate::beneath::BeneathError::NotAFile => format!("{locator}: not a file"),
-                crate::beneath::BeneathError::Io(e) => format!(
-                    "{locator}: cannot open {} ({e})",
-                    base.canonical.join(&rel).display()
-                ),
-            })?;
+        let folder = base.folder.clone();
+        let read = {
+            let rel = rel.clone();
+            tokio::task::spawn_blocking(move || folder.read_head(&rel, net::MAX_PDF_BYTES))
+        };
+        let head = match tokio::time::timeout(READ_DEADLINE, read).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => return Err(format!("{locator}: the read failed ({e})")),
+            Err(_) => {
+                return Err(format!(
+                    "{locator}: the file system did not answer within {} s",
+                    READ_DEADLINE.as_secs()
+                ));
+            }
+        };
+        let head = head.map_err(|e| match e {
+            BeneathError::Outside(_) => outside(),
+            BeneathError::NotAFile => format!("{locator}: not a regular file"),
+            BeneathError::Io(e) => format!(
+                "{locator}: cannot open {} ({e})",
+                resolved.join(&rel).display()
+            ),
+        })?;
         let cap = if pdf::is_pdf(&head.bytes) {
             net::MAX_PDF_BYTES
         } else {
@@ -217,7 +232,8 @@ mod tests {
     use super::*;
 
     fn fetcher(base: &Path) -> SourceFetcher {
-        SourceFetcher::new(Some(base), NetPolicy::default()).unwrap()
+        let folder = Beneath::open(&std::fs::canonicalize(base).unwrap()).unwrap();
+        SourceFetcher::new(Some(Base::new(base, folder)), NetPolicy::default()).unwrap()
     }
 
     #[tokio::test]

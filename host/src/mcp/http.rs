@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::SiltServer;
 use super::auth::{Token, require_token};
 use crate::config::Config;
+use crate::folders::Roots;
 use crate::runtime::Runtime;
 
 /// The port when neither `--port`, `$SILT_HTTP_PORT` nor the config sets one.
@@ -49,8 +50,8 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The secret every request must carry.
     pub token: Token,
-    /// The folders file tools may read, canonical.
-    pub roots: Vec<PathBuf>,
+    /// The folders file tools may read, opened when the options resolve.
+    pub roots: Arc<Roots>,
     /// Connections served at once; more are refused with 503.
     pub max_connections: usize,
     /// The time a connection gets to send headers, or to idle between
@@ -113,7 +114,10 @@ impl HttpOptions {
             allowed_hosts: config.server.allowed_hosts.clone(),
             allowed_origins: config.server.allowed_origins.clone(),
             token,
-            roots: canonical_roots(&config.server.roots)?,
+            roots: Arc::new(
+                Roots::open(&canonical_roots(&config.server.roots)?)
+                    .context("[server] roots: cannot open")?,
+            ),
             max_connections: connection_cap(config.server.max_connections),
             header_timeout: std::time::Duration::from_secs(
                 config

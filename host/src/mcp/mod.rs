@@ -14,6 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
 use crate::config::Config;
+use crate::folders::{Folders, Roots};
 use crate::progress::ProgressReporter;
 
 /// What grep's and verify's progress counts before their first stage.
@@ -38,13 +39,12 @@ pub struct SiltServer {
     runtime: Arc<Runtime>,
     config: Arc<Config>,
     ledger: Arc<LedgerTools>,
-    /// Where relative paths resolve: the caller's folder over stdio (the
-    /// client started us there); None over HTTP, where one process serves
-    /// callers in many folders and a relative path would mean the server's.
-    caller_dir: Option<std::path::PathBuf>,
-    /// The folders file tools may read (canonical): None over stdio, where
-    /// the caller is the user who started us; the owner's list over HTTP.
-    roots: Option<Arc<[std::path::PathBuf]>>,
+    /// The folders file tools may read and where relative paths resolve:
+    /// over stdio any folder, relative to the caller's (the client started
+    /// us there; the caller is the user who started us); over HTTP only
+    /// under the owner's roots, opened at start, absolute paths only (one
+    /// process serves callers in many folders).
+    folders: Folders,
     /// The tools, built once: building them (every tool's schemas) took
     /// a third of a loaded HTTP server's time when done per call.
     router: Arc<ToolRouter<SiltServer>>,
@@ -84,50 +84,18 @@ impl SiltServer {
             runtime,
             config,
             ledger,
-            caller_dir,
-            roots: None,
+            folders: Folders::local(caller_dir.as_deref()),
             router: Arc::new(Self::tool_router()),
         }
     }
 
     /// The shared server's: absolute paths only, and only under `roots`
-    /// (canonical folders; empty refuses every file tool).
-    pub fn new_http(
-        runtime: Arc<Runtime>,
-        config: Arc<Config>,
-        roots: Vec<std::path::PathBuf>,
-    ) -> Self {
+    /// (empty refuses every file tool).
+    pub fn new_http(runtime: Arc<Runtime>, config: Arc<Config>, roots: Arc<Roots>) -> Self {
         SiltServer {
-            roots: Some(roots.into()),
+            folders: Folders::Roots(roots),
             ..SiltServer::new(runtime, config, None)
         }
-    }
-
-    /// Refuses a folder outside the owner's roots (HTTP only): the server
-    /// reads with its owner's rights, for callers who may not have them.
-    fn check_root(&self, path: &str) -> Result<(), CallError> {
-        let Some(roots) = &self.roots else {
-            return Ok(());
-        };
-        let real = grep::resolve_root(path, self.caller_dir.as_deref())?;
-        if roots.iter().any(|r| real.starts_with(r)) {
-            return Ok(());
-        }
-        let hint = if roots.is_empty() {
-            "this server lists no folders callers may read; its owner adds them to `roots` \
-             under [server] in silt.toml"
-                .to_string()
-        } else {
-            let listed: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-            format!(
-                "over HTTP only folders under [server] roots may be read ({})",
-                listed.join(", ")
-            )
-        };
-        Err(CallError::InvalidRequest(format!(
-            "{} is not under a folder this server may read: {hint}",
-            real.display()
-        )))
     }
 
     #[tool(
@@ -373,9 +341,6 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
             Ok(p) => p,
             Err(e) => return ledger_result(Err(e)),
         };
-        if let Err(e) = self.check_root(&params.path) {
-            return tool_result(Err(e));
-        }
         let out = ProgressReporter::around(
             ctx.peer.clone(),
             ctx.meta.get_progress_token(),
@@ -385,7 +350,7 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
                     &self.runtime,
                     &self.config,
                     &params,
-                    self.caller_dir.as_deref(),
+                    &self.folders,
                     Some(steps),
                 )
             },
@@ -415,11 +380,6 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
             Ok(p) => p,
             Err(e) => return ledger_result(Err(e)),
         };
-        if let Some(base) = &params.base_path
-            && let Err(e) = self.check_root(base)
-        {
-            return tool_result(Err(e));
-        }
         let out = ProgressReporter::around(
             ctx.peer.clone(),
             ctx.meta.get_progress_token(),
@@ -429,7 +389,7 @@ Items are strings or {id, text}. Write criteria concretely and mutually exclusiv
                     &self.runtime,
                     &self.config,
                     &params,
-                    self.caller_dir.as_deref(),
+                    &self.folders,
                     Some(steps),
                 )
             },

@@ -2,7 +2,6 @@
 //! engine, verify in the verify engine; each on a fresh instance bound to
 //! the judge the caller names, with only the capabilities the call needs.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use wasmtime::Store;
@@ -220,11 +219,11 @@ impl Runtime {
         Self::engine_result(&engine, &store, outcome)
     }
 
-    /// Runs `sieve_grep` in the ask engine over the files under `root`.
+    /// Runs `sieve_grep` in the ask engine over the files beneath `root`.
     pub async fn grep(
         &self,
         judge_name: &str,
-        root: &Path,
+        root: crate::beneath::Beneath,
         request: &grep::GrepRequest,
         steps: Option<Arc<Stages>>,
     ) -> Result<(grep::GrepResult, WalkNotes), CallError> {
@@ -232,13 +231,14 @@ impl Runtime {
         let mut request = request.clone();
         request.engine_ranks = self.judge_section(judge_name)?.engine_ranking;
         let request = &request;
-        let repo = RepoGrant::new(root.to_path_buf(), crate::walk::CACHE_DIR);
+        let cache_key = root.root().to_path_buf();
+        let repo = RepoGrant::new(root, crate::walk::CACHE_DIR);
         let notes = repo.notes.clone();
         // grep's answers live in silt's cache, keyed by the repository
         // (never inside it: grep is read-only)
         let answers = match (&self.answers, &self.grep_cache_root) {
             (Some(_), Some(user_cache)) => {
-                match AnswerCache::open(&grep_cache_path(root, user_cache)) {
+                match AnswerCache::open(&grep_cache_path(&cache_key, user_cache)) {
                     Ok(c) => Some(Arc::new(c)),
                     Err(e) => {
                         tracing::warn!("grep answer cache off for this call: {e:#}");

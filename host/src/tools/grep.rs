@@ -1,8 +1,7 @@
 //! `sieve_grep`: arguments and results as the seed's `jev_grep`, plus
-//! `judge`. The host resolves and checks the folder; the engine walks and
-//! reads it only through the host's `files` import.
+//! `judge`. The host opens the folder (see [`crate::folders`]); the engine
+//! walks and reads it only through the host's `files` import.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -11,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::bindings::ask_engine::exports::silt::sieve::grep::{GrepRequest, Mode};
 use crate::config::Config;
+use crate::folders::Folders;
 use crate::runtime::{CallError, Runtime};
 use crate::tools::ask::add_usage;
 use silt_core::ask::DEFAULT_BUDGET_USD;
@@ -58,37 +58,14 @@ pub struct GrepParams {
     pub judge: Option<String>,
 }
 
-/// The folder to walk: `path` as given when absolute, else under `base`
-/// (None: relative paths are refused, as over HTTP).
-pub fn resolve_root(path: &str, base: Option<&Path>) -> Result<PathBuf, CallError> {
-    let bad = |m: String| Err(CallError::InvalidRequest(m));
-    let given = Path::new(path);
-    let joined = if given.is_absolute() {
-        given.to_path_buf()
-    } else {
-        match base {
-            Some(b) => b.join(given),
-            None => return bad(format!("path '{path}' is relative; pass an absolute path")),
-        }
-    };
-    match std::fs::canonicalize(&joined) {
-        Ok(p) if p.is_dir() => Ok(p),
-        Ok(p) => bad(format!(
-            "{} is not a folder; pass the repository's folder",
-            p.display()
-        )),
-        Err(e) => bad(format!("cannot open {}: {e}", joined.display())),
-    }
-}
-
 pub async fn run(
     runtime: &Runtime,
     config: &Config,
     params: &GrepParams,
-    base: Option<&Path>,
+    folders: &Folders,
     steps: Option<Arc<crate::progress::Stages>>,
 ) -> Result<Value, CallError> {
-    let root = resolve_root(&params.path, base)?;
+    let root = folders.open(&params.path)?;
     let request = GrepRequest {
         question: params.question.trim().into(),
         mode: match params.mode {
@@ -108,7 +85,7 @@ pub async fn run(
         .judge
         .as_deref()
         .unwrap_or_else(|| config.judge_for("sieve_grep"));
-    let (r, notes) = runtime.grep(judge, &root, &request, steps).await?;
+    let (r, notes) = runtime.grep(judge, root, &request, steps).await?;
     let mut out = json!({
         "results": r.results.iter().map(|h| json!({
             "path": h.path, "line_start": h.line_start, "line_end": h.line_end,
@@ -134,27 +111,4 @@ pub async fn run(
     add_usage(&mut out, &r.usage);
     out["judge"] = json!(judge);
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn roots_resolve_or_are_refused_clearly() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("repo")).unwrap();
-        std::fs::write(dir.path().join("file.txt"), "x").unwrap();
-        assert!(
-            resolve_root("repo", Some(dir.path()))
-                .unwrap()
-                .ends_with("repo")
-        );
-        let abs = dir.path().join("repo");
-        assert!(resolve_root(abs.to_str().unwrap(), None).is_ok());
-        let err = |p: &str, base: Option<&Path>| resolve_root(p, base).unwrap_err().to_string();
-        assert!(err("repo", None).contains("relative"));
-        assert!(err("file.txt", Some(dir.path())).contains("not a folder"));
-        assert!(err("missing", Some(dir.path())).contains("cannot open"));
-    }
 }

@@ -13,7 +13,8 @@ use crate::bindings::verify_engine::exports::silt::sieve::verify::{
     Citation, ClaimKind, ClaimRecord, ClaimResult, Claims, Passage, VerifyRequest,
 };
 use crate::config::Config;
-use crate::fetch::{NetPolicy, SourceFetcher};
+use crate::fetch::{Base, NetPolicy, SourceFetcher};
+use crate::folders::Folders;
 use crate::runtime::{CallError, Runtime};
 use crate::tools::ask::add_usage;
 use silt_core::ask::DEFAULT_BUDGET_USD;
@@ -197,23 +198,24 @@ async fn cited(claims: &Claims) -> Vec<String> {
     }
 }
 
-/// Runs `sieve_verify`. `caller_dir` is where relative base paths resolve
-/// and the default base path (None, as over HTTP: base_path must be
-/// absolute and file locators need one); `steps` counts sources fetched
-/// and passages judged for a progress report.
+/// Runs `sieve_verify`. `folders` says where base paths may lie; its
+/// caller's folder (none over HTTP, where base_path must be absolute and
+/// file locators need one) is the default base; `steps` counts sources
+/// fetched and passages judged for a progress report.
 pub async fn run(
     runtime: &Runtime,
     config: &Config,
     params: &VerifyParams,
-    caller_dir: Option<&Path>,
+    folders: &Folders,
     steps: Option<Arc<crate::progress::Stages>>,
 ) -> Result<Value, CallError> {
     let request = params.to_request()?;
-    let base = match (&params.base_path, caller_dir) {
-        (Some(b), _) => Some(crate::tools::grep::resolve_root(b, caller_dir)?),
-        (None, dir) => dir.map(Path::to_path_buf),
+    let base = match (&params.base_path, folders.caller_dir()) {
+        (Some(b), _) => Some(Base::new(Path::new(b), folders.open(b)?)),
+        (None, Some(dir)) => Some(Base::new(dir, folders.open_path(dir)?)),
+        (None, None) => None,
     };
-    let fetcher = SourceFetcher::new(base.as_deref(), NetPolicy::from_config(&config.fetch))
+    let fetcher = SourceFetcher::new(base, NetPolicy::from_config(&config.fetch))
         .map_err(CallError::InvalidRequest)?;
     // the engine asks for sources one at a time; fetched ahead, a call
     // citing six slow URLs waits for the slowest, not for their sum

@@ -7,6 +7,7 @@
 //! `cargo test --release --workspace --locked --test e2e -- embedding::`.
 
 mod embedding;
+mod folder_races;
 mod fuzz;
 mod hostile;
 mod http_server;

@@ -1,11 +1,14 @@
 //! `silt:host/files`: the repository a grep call names, as the host walked
 //! it. The engine sees only the files the walk kept (ignore rules
 //! honoured, symlinks never followed) and reads and parses them only
-//! through here, beneath the root, so it cannot leave it.
+//! through here, beneath the root, so it cannot leave it. The walk and
+//! every read run on tokio's blocking threads under a deadline: a slow or
+//! hung file system holds this call, never the server's async workers.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use wasmtime::component::{HasSelf, Linker};
 
@@ -14,17 +17,22 @@ use crate::beneath::Beneath;
 use crate::bindings::ask_engine::silt::host::files::{self, FileEntry, FileSyntax, FunctionSpan};
 use crate::walk::{Skipped, WalkedFile};
 
+/// The longest a walk may take before the call is answered with an error.
+pub const WALK_DEADLINE: Duration = Duration::from_secs(60);
+/// The longest one file read may take.
+pub const READ_DEADLINE: Duration = Duration::from_secs(10);
+
 /// A folder an engine may walk and read for this call only.
 #[derive(Debug, Clone)]
 pub struct RepoGrant {
-    pub root: PathBuf,
+    /// The folder, opened by the caller: the walk and every read resolve
+    /// beneath this handle.
+    root: Arc<Beneath>,
     /// The name of a cache folder inside the root, never walked.
     pub cache_dir: String,
     walked: Option<Vec<WalkedFile>>,
     /// The walk's text files by path (relative): all `read` may open.
     readable: HashMap<String, PathBuf>,
-    /// The root, opened when walked: every read resolves beneath it.
-    beneath: Option<Arc<Beneath>>,
     /// What the call could not read in full, for its answer.
     pub notes: Arc<Mutex<WalkNotes>>,
 }
@@ -39,14 +47,13 @@ pub struct WalkNotes {
 }
 
 impl RepoGrant {
-    /// A grant of `root`, not yet walked.
-    pub fn new(root: PathBuf, cache_dir: &str) -> Self {
+    /// A grant of the open folder `root`, not yet walked.
+    pub fn new(root: Beneath, cache_dir: &str) -> Self {
         RepoGrant {
-            root,
+            root: Arc::new(root),
             cache_dir: cache_dir.to_string(),
             walked: None,
             readable: Default::default(),
-            beneath: None,
             notes: Default::default(),
         }
     }
@@ -77,15 +84,16 @@ impl Files {
 
     /// A walked text file's contents (its head, past the read cap), read
     /// beneath the root so a symlink swapped in since the walk leads nowhere.
-    fn read_walked(&self, path: &str) -> Result<String, String> {
+    async fn read_walked(&self, path: &str) -> Result<String, String> {
         let relative = self.walked_path(path)?;
         let repo = self.repo.as_ref().expect("a walked path has a grant");
-        let beneath = repo
-            .beneath
-            .as_ref()
-            .expect("a walked grant has its root open");
-        let (text, cut) = crate::walk::read_text(beneath, &relative).map_err(|e| {
-            let reason = format!("{e:#}");
+        let root = repo.root.clone();
+        let read = off_the_workers(READ_DEADLINE, move || {
+            crate::walk::read_text(&root, &relative).map_err(|e| format!("{e:#}"))
+        })
+        .await
+        .and_then(|r| r);
+        let (text, cut) = read.inspect_err(|reason| {
             let mut notes = lock_notes(&repo.notes);
             if !notes.skipped.iter().any(|s| s.path == path) {
                 notes.skipped.push(Skipped {
@@ -93,7 +101,6 @@ impl Files {
                     reason: reason.clone(),
                 });
             }
-            reason
         })?;
         if cut {
             lock_notes(&repo.notes)
@@ -110,11 +117,13 @@ impl files::Host for Files {
             return Ok(Err("this call names no folder to walk".into()));
         };
         if repo.walked.is_none() {
-            let beneath = match Beneath::open(&repo.root) {
-                Ok(b) => Arc::new(b),
-                Err(e) => return Ok(Err(format!("cannot open {}: {e}", repo.root.display()))),
-            };
-            match crate::walk::walk(&repo.root, &repo.cache_dir) {
+            let (root, cache_dir) = (repo.root.clone(), repo.cache_dir.clone());
+            let walked = off_the_workers(WALK_DEADLINE, move || {
+                crate::walk::walk(&root, &cache_dir).map_err(|e| format!("{e:#}"))
+            })
+            .await
+            .and_then(|r| r);
+            match walked {
                 Ok(walk) => {
                     repo.readable = walk
                         .files
@@ -123,10 +132,9 @@ impl files::Host for Files {
                         .map(|f| (f.path.clone(), f.relative.clone()))
                         .collect();
                     repo.walked = Some(walk.files);
-                    repo.beneath = Some(beneath);
                     lock_notes(&repo.notes).skipped.extend(walk.skipped);
                 }
-                Err(e) => return Ok(Err(format!("{e:#}"))),
+                Err(e) => return Ok(Err(e)),
             }
         }
         Ok(Ok(repo
@@ -142,7 +150,7 @@ impl files::Host for Files {
 
     async fn read(&mut self, path: String) -> wasmtime::Result<Result<String, String>> {
         self.progress.step(1);
-        Ok(self.read_walked(&path))
+        Ok(self.read_walked(&path).await)
     }
 
     async fn syntax(
@@ -153,7 +161,7 @@ impl files::Host for Files {
             // no grammar: known without reading, but only for a walked path
             return Ok(self.walked_path(&path).map(|_| None));
         }
-        Ok(self.read_walked(&path).map(|text| {
+        Ok(self.read_walked(&path).await.map(|text| {
             crate::syntax::parse(&path, &text).map(|s| FileSyntax {
                 definitions: s.definitions.into_iter().map(|n| n as u32).collect(),
                 functions: s
@@ -167,6 +175,23 @@ impl files::Host for Files {
                     .collect(),
             })
         }))
+    }
+}
+
+/// Runs blocking file work on tokio's blocking threads, waiting at most
+/// `deadline` for it (the work itself cannot be stopped, but the call and
+/// the async workers go on).
+async fn off_the_workers<T: Send + 'static>(
+    deadline: Duration,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    match tokio::time::timeout(deadline, tokio::task::spawn_blocking(work)).await {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(e)) => Err(format!("reading the folder failed ({e})")),
+        Err(_) => Err(format!(
+            "the file system did not answer within {} s",
+            deadline.as_secs()
+        )),
     }
 }
 
@@ -206,7 +231,7 @@ mod tests {
         assert!(files.read("a.txt".into()).await.unwrap().is_err());
 
         let mut files = Files::new(
-            Some(RepoGrant::new(root.clone(), ".silt-cache")),
+            Some(RepoGrant::new(Beneath::open(&root).unwrap(), ".silt-cache")),
             Progress::default(),
         );
         let walked: Vec<String> = files
@@ -250,7 +275,7 @@ mod tests {
         std::fs::write(root.join("hidden.py"), "def f(): pass\n").unwrap();
         std::fs::write(root.join("notes.txt"), "def f(): pass\n").unwrap();
         let mut files = Files::new(
-            Some(RepoGrant::new(root, ".silt-cache")),
+            Some(RepoGrant::new(Beneath::open(&root).unwrap(), ".silt-cache")),
             Progress::default(),
         );
         // nothing is parsed before the walk
