@@ -88,9 +88,10 @@ pub struct ServerConfig {
     /// The file holding the bearer token every HTTP call must send
     /// (`$SILT_HTTP_TOKEN_FILE` wins; default `<config dir>/silt/http-token`).
     pub token_file: Option<PathBuf>,
-    /// Connections served at once (default 512, or half the process's
-    /// file-descriptor limit when that is lower); past it a new connection
-    /// gets 503 with Retry-After and is closed.
+    /// Connections that showed the token served at once (default 512, or
+    /// half the process's file-descriptor limit when that is lower); past
+    /// it a request gets 503 with Retry-After. Connections yet to show the
+    /// token wait apart, in a quarter as many places (at least 8).
     pub max_connections: Option<usize>,
     /// Seconds a connection may take to send a request's headers, and may
     /// sit idle between requests, before it is closed (default 10).

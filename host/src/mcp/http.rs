@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::SiltServer;
+use super::admission::{self, Admission, Seat};
 use super::auth::{Token, require_token};
 use crate::config::Config;
 use crate::folders::Roots;
@@ -52,7 +53,8 @@ pub struct HttpOptions {
     pub token: Token,
     /// The folders file tools may read, opened when the options resolve.
     pub roots: Arc<Roots>,
-    /// Connections served at once; more are refused with 503.
+    /// Connections that showed the token served at once; a request past
+    /// them is answered 503.
     pub max_connections: usize,
     /// The time a connection gets to send headers, or to idle between
     /// requests.
@@ -168,6 +170,10 @@ impl BoundServer {
                     options.addr
                 )
             })?;
+        defer_accept(
+            &listener,
+            admission::AUTHENTICATION_DEADLINE.min(options.header_timeout),
+        );
         Ok(BoundServer { listener, options })
     }
 
@@ -202,18 +208,22 @@ impl BoundServer {
         );
         // the token guards every path, so nothing (not even a 404) answers
         // a caller who is not the owner
-        // layers run outside in: the token first, then the body check
+        // layers run outside in: refused callers closed after their answer,
+        // the token, a place for the connection that showed it, the body check
+        let admission = Admission::new(self.options.max_connections);
         let router = axum::Router::new()
             .nest_service(ENDPOINT, service)
             .layer(axum::middleware::from_fn(super::jsonrpc::parse_errors))
+            .layer(axum::middleware::from_fn(admission::promote))
             .layer(axum::middleware::from_fn_with_state(
                 self.options.token.clone(),
                 require_token,
-            ));
+            ))
+            .layer(axum::middleware::from_fn(admission::close_refused));
         let served = accept_loop(
             self.listener,
             router,
-            self.options.max_connections,
+            admission,
             self.options.header_timeout,
             shutdown.clone(),
         );
@@ -239,19 +249,52 @@ impl BoundServer {
     }
 }
 
+/// Asks the kernel to hand over a connection only once its first bytes
+/// arrive (Linux's `TCP_DEFER_ACCEPT`), so a socket that connects and says
+/// nothing waits in the kernel, holding none of silt's descriptors or
+/// places, for up to `wait`. Where the option is missing, the waiting
+/// room alone orders such sockets.
+fn defer_accept(listener: &tokio::net::TcpListener, wait: std::time::Duration) {
+    #[cfg(target_os = "linux")]
+    {
+        let secs = libc::c_int::try_from(wait.as_secs()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: the listener's own descriptor and an int option value
+        let set = unsafe {
+            libc::setsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(listener),
+                libc::IPPROTO_TCP,
+                libc::TCP_DEFER_ACCEPT,
+                (&raw const secs).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if set != 0 {
+            tracing::warn!(
+                "TCP_DEFER_ACCEPT refused ({}); idle sockets wait in silt's room",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (listener, wait);
+}
+
 /// Accepts connections until `shutdown`, then waits for the open ones to
-/// finish their requests. At most `cap` are served at once; one more is
-/// answered 503 and closed at once, so a crowd of idle or half-open
-/// connections never starves the server of descriptors, and the headers
-/// timeout frees their places.
+/// finish their requests. A new connection waits in [`Admission`]'s room
+/// until a request shows the token; then it takes one of the places
+/// `router`'s [`admission::promote`] gives, and past them the request is
+/// answered 503. Waiting connections are closed
+/// after [`admission::AUTHENTICATION_DEADLINE`], or earlier when newer
+/// ones need the room, so a crowd of idle, half-open or reconnecting
+/// sockets of anyone on the machine never keeps the owner out.
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     router: axum::Router,
-    cap: usize,
+    admission: Arc<Admission>,
     header_timeout: std::time::Duration,
     shutdown: CancellationToken,
 ) {
-    let places = Arc::new(tokio::sync::Semaphore::new(cap));
+    let authentication = admission::AUTHENTICATION_DEADLINE.min(header_timeout);
     loop {
         let stream = tokio::select! {
             () = shutdown.cancelled() => break,
@@ -265,48 +308,47 @@ async fn accept_loop(
                 }
             },
         };
-        let Ok(place) = places.clone().try_acquire_owned() else {
-            tokio::spawn(refuse_busy(stream));
-            continue;
+        let conn = admission.arrive(std::os::fd::AsRawFd::as_raw_fd(&stream));
+        let seat = Seat {
+            admission: admission.clone(),
+            connection: conn.clone(),
         };
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let service = hyper_util::service::TowerToHyperService::new(
+            router.clone().layer(axum::Extension(seat)),
+        );
         let stop = shutdown.clone();
         tokio::spawn(async move {
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(header_timeout)
                 .keep_alive(true);
-            let conn = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            tokio::pin!(conn);
+            let stream = admission::Heard::new(stream, conn.clone());
+            let served = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            tokio::pin!(served);
+            let unproven = async {
+                tokio::time::sleep(authentication).await;
+                if conn.authenticated() {
+                    std::future::pending::<()>().await;
+                }
+            };
             tokio::select! {
-                _ = conn.as_mut() => {}
+                _ = served.as_mut() => {}
+                () = conn.closed.cancelled() => {}
+                () = unproven => {}
                 () = stop.cancelled() => {
-                    // finish the request under way, take no other
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
+                    if conn.authenticated() {
+                        // finish the request under way, take no other
+                        served.as_mut().graceful_shutdown();
+                        let _ = served.await;
+                    }
                 }
             }
-            drop(place);
+            conn.leave();
         });
     }
-    // every connection holds a place: all places back means all closed
-    let _ = places.acquire_many(cap as u32).await;
-}
-
-/// Past the connection cap: a short 503 asking to retry, then close.
-async fn refuse_busy(mut stream: tokio::net::TcpStream) {
-    use tokio::io::AsyncWriteExt;
-    let body = r#"{"error":{"code":"busy","message":"silt is serving as many connections as it may; retry in a second","hint":"raise [server] max_connections in silt.toml if this is expected load"}}"#;
-    let reply = format!(
-        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = tokio::time::timeout(
-        std::time::Duration::from_secs(2),
-        stream.write_all(reply.as_bytes()),
-    )
-    .await;
-    let _ = stream.shutdown().await;
+    admission.close_waiting();
+    // every authenticated connection holds a place: all back means all closed
+    admission.drained().await;
 }
 
 /// The `[server] roots`, each an existing folder, canonical (so a symlink

@@ -1,6 +1,7 @@
 //! The MCP server (rmcp): one tool per engine, over stdio or, shared by
 //! every agent on the machine, over streamable HTTP ([`http`]).
 
+pub mod admission;
 pub mod auth;
 pub mod http;
 pub mod jsonrpc;
