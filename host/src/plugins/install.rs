@@ -179,6 +179,10 @@ pub struct Staged {
     /// The OCI manifest digest the reference resolved to.
     pub resolved: Option<String>,
     pub source: String,
+    /// Why the component is not a valid component, if it is not: told by
+    /// [`check`] after the signature, so bytes changed after signing are
+    /// named as that first.
+    pub invalid: Option<String>,
 }
 
 /// The three files of a plugin as fetched.
@@ -208,8 +212,9 @@ async fn fetch_capped(origin: &Origin, install_dir: &Path, caps: Caps) -> Result
         std::str::from_utf8(&files.manifest).with_context(|| format!("{label} is not UTF-8"))?;
     let manifest = Manifest::parse(text, &label)?;
     let component_file = component_file(&manifest)?;
-    validate_component(&files.component)
-        .with_context(|| format!("{component_file} from {} refused", origin.text()))?;
+    let invalid = validate_component(&files.component)
+        .err()
+        .map(|e| format!("{component_file} from {} refused: {e:#}", origin.text()));
     let dir = tempfile::Builder::new()
         .prefix(".staging-")
         .tempdir_in(install_dir)?;
@@ -230,6 +235,7 @@ async fn fetch_capped(origin: &Origin, install_dir: &Path, caps: Caps) -> Result
         signature,
         resolved: files.resolved,
         source: origin.text(),
+        invalid,
         dir,
     })
 }
@@ -549,14 +555,19 @@ pub enum Mode {
     Update,
 }
 
-/// Checks a staged plugin's signature against `trust`.
+/// Checks a staged plugin's signature against `trust`, then that its
+/// component is one.
 pub fn check(staged: &Staged, trust: &Trust) -> Result<Option<Signed>> {
-    trust.check(
+    let signer = trust.check(
         &staged.manifest.plugin.name,
         staged.signature.as_ref(),
         &staged.component_digest,
         &staged.manifest_digest,
-    )
+    )?;
+    if let Some(why) = &staged.invalid {
+        bail!("{why}");
+    }
+    Ok(signer)
 }
 
 /// Moves a staged plugin into `install_dir/<name>` and pins it, under the
@@ -824,7 +835,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_component_that_is_not_one_is_refused_at_fetch() {
+    async fn a_component_that_is_not_one_is_refused_after_its_signature() {
         let home = tempfile::tempdir().unwrap();
         let src = home.path().join("src");
         std::fs::create_dir_all(&src).unwrap();
@@ -844,14 +855,21 @@ mod tests {
             (junk_after_header, "not a valid WebAssembly component"),
         ] {
             std::fs::write(src.join("p.wasm"), &bytes).unwrap();
-            let err = format!("{:#}", fetch(&origin, &plugins).await.err().unwrap());
+            let staged = fetch(&origin, &plugins).await.unwrap();
+            let err = format!("{:#}", check(&staged, &Trust::default()).unwrap_err());
             assert!(err.contains("p.wasm from") && err.contains(why), "{err}");
+            // signed, then changed: the signature is what is named
+            let key = crate::plugins::signature::SecretKey::generate().unwrap();
+            let mut signed = staged;
+            signed.signature = Some(key.sign("p", &lock::digest(&header), &signed.manifest_digest));
+            let err = format!("{:#}", check(&signed, &Trust::default()).unwrap_err());
+            assert!(err.contains("does not match these bytes"), "{err}");
         }
-        // nothing was staged
+        // nothing stays staged
         assert_eq!(std::fs::read_dir(&plugins).unwrap().count(), 0);
         // the smallest component there is passes
         std::fs::write(src.join("p.wasm"), &header).unwrap();
-        fetch(&origin, &plugins).await.unwrap();
+        check(&fetch(&origin, &plugins).await.unwrap(), &Trust::default()).unwrap();
     }
 
     #[test]
