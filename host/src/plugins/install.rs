@@ -320,8 +320,17 @@ fn from_folder(dir: &Path, caps: Caps) -> Result<Files> {
 }
 
 async fn get(client: &reqwest::Client, url: &url::Url, cap: u64) -> Result<Option<Vec<u8>>> {
-    let mut response = client
-        .get(url.clone())
+    download(client.get(url.clone()), url, cap).await
+}
+
+/// Sends `request` (for `url`) and reads its body, no more than `cap`
+/// bytes of it; None on a 404.
+async fn download(
+    request: reqwest::RequestBuilder,
+    url: &url::Url,
+    cap: u64,
+) -> Result<Option<Vec<u8>>> {
+    let mut response = request
         .send()
         .await
         .with_context(|| format!("cannot reach {url}"))?;
@@ -407,8 +416,7 @@ fn registry_client(
 async fn from_registry(reference: &Reference, caps: Caps) -> Result<Files> {
     let (client, auth) = registry_client(reference);
     let whole = reference.whole();
-    let (manifest, digest) = client
-        .pull_image_manifest(reference, &auth)
+    let (manifest, digest) = pull_manifest(&client, &auth, reference, caps.text)
         .await
         .with_context(|| format!("cannot pull {whole} from {}", reference.registry()))?;
     if let Some(pinned) = reference.digest()
@@ -458,6 +466,57 @@ async fn from_registry(reference: &Reference, caps: Caps) -> Result<Files> {
         );
     }
     Ok(files)
+}
+
+/// The image manifest `reference` names, and its digest: read here
+/// rather than by oci-client, which buffers a manifest whole whatever its
+/// size, so that a registry streaming one without end is stopped at
+/// `cap`. oci-client still does the registry's login dance, and keeps the
+/// token for the layers.
+async fn pull_manifest(
+    client: &oci_client::Client,
+    auth: &oci_client::secrets::RegistryAuth,
+    reference: &Reference,
+    cap: u64,
+) -> Result<(oci_client::manifest::OciImageManifest, String)> {
+    let token = client
+        .auth(reference, auth, oci_client::RegistryOperation::Pull)
+        .await?;
+    let registry = reference.resolve_registry();
+    let bare = registry.rsplit_once(':').map_or(registry, |(h, _)| h);
+    let scheme = if is_loopback(bare) { "http" } else { "https" };
+    let url = url::Url::parse(&format!(
+        "{scheme}://{registry}/v2/{}/manifests/{}",
+        reference.repository(),
+        reference
+            .digest()
+            .unwrap_or_else(|| reference.tag().unwrap_or("latest"))
+    ))?;
+    let http = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .timeout(std::time::Duration::from_secs(120))
+        .build()?;
+    let mut request = http.get(url.clone()).header(
+        reqwest::header::ACCEPT,
+        format!(
+            "{}, {}",
+            oci_client::manifest::OCI_IMAGE_MEDIA_TYPE,
+            oci_client::manifest::IMAGE_MANIFEST_MEDIA_TYPE
+        ),
+    );
+    request = match (token, auth) {
+        (Some(token), _) => request.bearer_auth(token),
+        (None, oci_client::secrets::RegistryAuth::Basic(user, password)) => {
+            request.basic_auth(user, Some(password))
+        }
+        _ => request,
+    };
+    let body = download(request, &url, cap)
+        .await?
+        .with_context(|| format!("{url} was not found (404)"))?;
+    let manifest = serde_json::from_slice(&body)
+        .with_context(|| format!("{url} is not an OCI image manifest"))?;
+    Ok((manifest, lock::digest(&body)))
 }
 
 /// The bytes of one layer, no more than its manifest declares: the
@@ -804,32 +863,43 @@ mod tests {
         );
     }
 
+    /// What a fetch from a fake registry is refused with: its image
+    /// manifest is `manifest` (endless when None), every blob endless.
+    async fn refused_by_registry(manifest: Option<serde_json::Value>) -> String {
+        let (port, sent) = serve(move |path| match &manifest {
+            Some(m) if path.contains("/manifests/") => Body::Bytes(
+                "application/vnd.oci.image.manifest.v1+json",
+                m.to_string().into_bytes(),
+            ),
+            _ if path.contains("/manifests/") || path.contains("/blobs/") => Body::Endless(ENDLESS),
+            _ => Body::Bytes("application/json", b"{}".to_vec()),
+        })
+        .await;
+        refused_early(&format!("oci://127.0.0.1:{port}/silt/p:1"), &sent).await
+    }
+
     #[tokio::test]
     async fn an_oci_layer_sending_more_than_declared_is_refused_at_once() {
         let declared = b"a small component";
-        let digest = lock::digest(declared);
         let manifest = serde_json::json!({
             "schemaVersion": 2,
             "mediaType": "application/vnd.oci.image.manifest.v1+json",
             "config": {"mediaType": media::CONFIG, "digest": lock::digest(b"{}"), "size": 2},
-            "layers": [{"mediaType": media::COMPONENT, "digest": digest, "size": declared.len()}],
+            "layers": [{"mediaType": media::COMPONENT, "digest": lock::digest(declared),
+                        "size": declared.len()}],
         });
-        let (port, sent) = serve(move |path| {
-            if path.contains("/manifests/") {
-                Body::Bytes(
-                    "application/vnd.oci.image.manifest.v1+json",
-                    manifest.to_string().into_bytes(),
-                )
-            } else if path.contains("/blobs/") {
-                Body::Endless(ENDLESS)
-            } else {
-                Body::Bytes("application/json", b"{}".to_vec())
-            }
-        })
-        .await;
-        let err = refused_early(&format!("oci://127.0.0.1:{port}/silt/p:1"), &sent).await;
+        let err = refused_by_registry(Some(manifest)).await;
         assert!(
             err.contains("more than the 17 bytes the image manifest declares"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_endless_oci_image_manifest_is_refused_at_the_cap() {
+        let err = refused_by_registry(None).await;
+        assert!(
+            err.contains("/silt/p/manifests/1 is larger than the 1048576 bytes"),
             "{err}"
         );
     }
