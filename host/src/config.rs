@@ -63,6 +63,10 @@ pub struct FetchConfig {
     pub allow_private: Option<bool>,
 }
 
+/// The HTTP server's port when neither `--port`, `$SILT_HTTP_PORT` nor
+/// the config sets one.
+pub const DEFAULT_HTTP_PORT: u16 = 8723;
+
 /// The `[server]` table: the shared HTTP server (`silt serve --http`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

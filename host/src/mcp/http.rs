@@ -26,8 +26,7 @@ use crate::config::Config;
 use crate::folders::Roots;
 use crate::runtime::Runtime;
 
-/// The port when neither `--port`, `$SILT_HTTP_PORT` nor the config sets one.
-pub const DEFAULT_PORT: u16 = 8723;
+pub use crate::config::DEFAULT_HTTP_PORT as DEFAULT_PORT;
 
 /// How long a stopping server waits for the calls in flight.
 pub const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);

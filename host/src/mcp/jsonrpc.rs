@@ -9,7 +9,9 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::stdio::MAX_LINE;
+/// The longest request taken, a stdio line or an HTTP body (rmcp's own
+/// cap for a line).
+pub const MAX_LINE: usize = 16 << 20;
 
 /// The JSON-RPC code for a body that is not JSON.
 pub const PARSE_ERROR: i64 = -32700;

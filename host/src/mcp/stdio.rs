@@ -26,10 +26,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::http::DRAIN_LIMIT;
-use super::jsonrpc::{INVALID_REQUEST, PARSE_ERROR};
-
-/// The longest request line taken (rmcp's own cap).
-pub const MAX_LINE: usize = 16 << 20;
+use super::jsonrpc::{INVALID_REQUEST, MAX_LINE, PARSE_ERROR};
 
 /// How much of an oversized line is kept to find its id.
 const HEAD: usize = 64 << 10;

@@ -34,7 +34,7 @@ impl Grants {
 /// the internal-address rule, so each is named at load and by `plugins
 /// add`.
 pub fn http_grant_warnings(entries: &[String]) -> Vec<String> {
-    let own_ports: Vec<u16> = std::iter::once(crate::mcp::http::DEFAULT_PORT)
+    let own_ports: Vec<u16> = std::iter::once(crate::config::DEFAULT_HTTP_PORT)
         .chain(
             std::env::var("SILT_HTTP_PORT")
                 .ok()
