@@ -200,7 +200,7 @@ pub async fn fetch(origin: &Origin, install_dir: &Path) -> Result<Staged> {
 }
 
 async fn fetch_capped(origin: &Origin, install_dir: &Path, caps: Caps) -> Result<Staged> {
-    std::fs::create_dir_all(install_dir)
+    crate::private::missing_folders(install_dir)
         .with_context(|| format!("cannot create {}", install_dir.display()))?;
     let files = match origin {
         Origin::Folder(dir) => from_folder(dir, caps)?,

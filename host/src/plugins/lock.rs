@@ -80,7 +80,8 @@ impl LockFile {
     /// `silt plugins` commands at once never drop each other's pins; the
     /// new file replaces the old in one rename.
     pub fn update<T>(dir: &Path, change: impl FnOnce(&mut LockFile) -> Result<T>) -> Result<T> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        crate::private::missing_folders(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
         let guard_path = dir.join(".plugins.lock.guard");
         let guard = std::fs::OpenOptions::new()
             .create(true)
