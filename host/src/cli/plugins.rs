@@ -469,6 +469,11 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
                 });
                 out["version"] = json!(i.version);
             }
+            // the signed release the manifest states outranks what the
+            // judge says of itself (kept under `info`)
+            if let Some(v) = &entry.manifest.plugin.version {
+                out["version"] = json!(v);
+            }
             if json {
                 println!("{}", serde_json::to_string_pretty(&out)?);
             } else {

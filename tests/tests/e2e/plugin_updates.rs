@@ -115,6 +115,13 @@ fn an_older_signed_release_is_refused_unless_asked_for() {
     ));
     assert!(note.contains("as --allow-downgrade says"), "{note}");
     assert_ne!(lock(), pinned);
+    // inspect names the release now installed, the manifest's version
+    let inspected: serde_json::Value = serde_json::from_str(&plugin_distribution::ok(&silt(
+        home,
+        &["plugins", "inspect", "p", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(inspected["version"], "1.1.0", "{inspected:#}");
 
     // an old signed plugin with no version still installs, and says so
     ok(&silt(home, &["plugins", "remove", "p"]));
