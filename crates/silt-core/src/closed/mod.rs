@@ -13,12 +13,17 @@
 //! ([`debias`]): averaging over label orders (each option is shown under
 //! every letter once) and dividing out the model's prior for each label
 //! (contextual calibration: its answer to a content-free item).
+//!
+//! A model that gives no log-probabilities (an agent CLI, a client's model
+//! through MCP sampling) states them instead, a batch of numbered items to
+//! a prompt, as JSON ([`stated`]).
 
 pub mod debias;
 pub mod openai;
 pub mod plan;
 pub mod prompt;
 pub mod read;
+pub mod stated;
 
 pub use debias::Debias;
 pub use plan::{Outcome, Plan};
