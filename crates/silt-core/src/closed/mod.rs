@@ -16,8 +16,9 @@
 //!
 //! A model that gives no log-probabilities (an agent CLI, a client's model
 //! through MCP sampling) states them instead, a batch of numbered items to
-//! a prompt, as JSON ([`stated`]).
+//! a prompt, as JSON ([`stated`]); [`agent`] asks an agent CLI so.
 
+pub mod agent;
 pub mod debias;
 pub mod openai;
 pub mod plan;
