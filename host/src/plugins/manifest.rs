@@ -157,8 +157,11 @@ impl Default for Limits {
     }
 }
 
-/// What an exec grant's override variable must be called.
+/// What an exec grant's override variable must be called: a search
+/// backend's, or a judge's (the agent judge's `claude` may be pointed
+/// elsewhere than the search backend's).
 pub const EXEC_OVERRIDE_PREFIX: &str = "SILT_SEARCH_CMD_";
+pub const JUDGE_EXEC_OVERRIDE_PREFIX: &str = "SILT_JUDGE_CMD_";
 
 /// The largest memory cap a manifest may ask for; the pooling allocator
 /// reserves this much per slot.
@@ -368,21 +371,27 @@ impl Manifest {
             // the override chooses what runs: only a variable made for
             // that, never one that happens to hold a path (SHELL) or a
             // secret the plugin is not granted
+            let prefix = match self.plugin.kind {
+                PluginKind::Judge => JUDGE_EXEC_OVERRIDE_PREFIX,
+                _ => EXEC_OVERRIDE_PREFIX,
+            };
             if let Some(var) = &grant.override_var
-                && (!var.starts_with(EXEC_OVERRIDE_PREFIX)
-                    || var.len() == EXEC_OVERRIDE_PREFIX.len()
+                && (!var.starts_with(prefix)
+                    || var.len() == prefix.len()
                     || !var
                         .chars()
                         .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
             {
                 bail!(
-                    "grants.exec.{program}.override must be a variable named {EXEC_OVERRIDE_PREFIX}<NAME> (capitals, digits, '_'), got '{var}'"
+                    "grants.exec.{program}.override must be a variable named {prefix}<NAME> (capitals, digits, '_'), got '{var}'"
                 );
             }
         }
         if !self.grants.exec.is_empty() {
-            if self.plugin.kind != PluginKind::Search {
-                bail!("grants.exec is for search backends (kind = \"search\") only");
+            if !matches!(self.plugin.kind, PluginKind::Search | PluginKind::Judge) {
+                bail!(
+                    "grants.exec is for search backends and judges (kind = \"search\" or \"judge\") only"
+                );
             }
             if self.limits.wall_ms < 10_000 {
                 bail!(
@@ -564,6 +573,7 @@ mod tests {
         };
         assert!(entails(include_str!("../../builtin/openai.toml")));
         assert!(entails(include_str!("../../builtin/llm.toml")));
+        assert!(entails(include_str!("../../builtin/agent.toml")));
         for text in [
             include_str!("../../builtin/lexical.toml"),
             include_str!("../../builtin/embedding.toml"),
@@ -690,10 +700,37 @@ mod tests {
             Some("SILT_SEARCH_CMD_X")
         );
         assert_eq!(m.grants.exec["codex"], ExecGrant::default());
-        let judge = "[plugin]\nname = \"x\"\nkind = \"judge\"\n[grants.exec]\nsh = {}\n";
+        let engine = "[plugin]\nname = \"x\"\nkind = \"engine\"\n[grants.exec]\nsh = {}\n[limits]\nwall_ms = 20000\n";
+        let err = format!("{:#}", Manifest::parse(engine, "t").unwrap_err());
+        assert!(err.contains("search backends and judges"), "{err}");
+        // a judge names its override SILT_JUDGE_CMD_*, a backend SILT_SEARCH_CMD_*
+        let judge = |var: &str| {
+            Manifest::parse(
+                &format!(
+                    "[plugin]\nname = \"x\"\nkind = \"judge\"\n[grants.exec]\n\
+                     claude = {{ override = \"{var}\" }}\n[limits]\nwall_ms = 20000\n"
+                ),
+                "t",
+            )
+        };
+        assert!(judge("SILT_JUDGE_CMD_CLAUDE").is_ok());
+        assert!(judge("SILT_SEARCH_CMD_CLAUDE").is_err());
         assert!(
-            Manifest::parse(judge, "t").is_err(),
-            "exec is for search backends"
+            Manifest::parse(
+                &format!("{base}claude = {{ override = \"SILT_JUDGE_CMD_CLAUDE\" }}\n"),
+                "t"
+            )
+            .is_err()
+        );
+        // the agent judge runs the two agent CLIs and reaches no host
+        let agent = Manifest::parse(include_str!("../../builtin/agent.toml"), "agent").unwrap();
+        assert_eq!(agent.plugin.kind, PluginKind::Judge);
+        assert!(agent.grants.http.is_empty() && agent.grants.read.is_empty());
+        let programs: Vec<&String> = agent.grants.exec.keys().collect();
+        assert_eq!(programs, ["claude", "codex"]);
+        assert_eq!(
+            agent.grants.exec["codex"].override_var.as_deref(),
+            Some("SILT_JUDGE_CMD_CODEX")
         );
         let short = format!("{base}claude = {{}}\n[limits]\nwall_ms = 5000\n");
         assert!(

@@ -35,6 +35,10 @@ const BUILTINS: &[(&str, &[u8])] = &[
         include_bytes!(env!("SILT_WASM_SILT_JUDGE_LLM")),
     ),
     (
+        include_str!("../../builtin/agent.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_JUDGE_AGENT")),
+    ),
+    (
         include_str!("../../builtin/ask.toml"),
         include_bytes!(env!("SILT_WASM_SILT_ASK")),
     ),

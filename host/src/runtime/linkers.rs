@@ -21,7 +21,8 @@ pub struct Linkers {
     /// The ledger engine: the judge's `relations` and `embed`, ids, the
     /// log, and searches run ahead on a second instance.
     pub ledger: Linker<PluginState>,
-    /// CLI search backends: WASI (no network) and `exec`.
+    /// CLI search backends and judges granted programs (the agent judge):
+    /// WASI (no network) and `exec`.
     pub cli: Linker<PluginState>,
 }
 
@@ -179,8 +180,9 @@ mod tests {
         }
     }
 
-    fn kinds(linkers: &Linkers) -> [(&'static str, &Linker<PluginState>); 8] {
+    fn kinds(linkers: &Linkers) -> [(&'static str, &Linker<PluginState>); 9] {
         [
+            ("cli-judge", &linkers.cli),
             ("judge", &linkers.web),
             ("lesson-judge", &linkers.web),
             ("embedding-judge", &linkers.web),
@@ -307,6 +309,7 @@ mod tests {
             "embedding" | "embedding-static" => "embedding-judge",
             "searxng" | "brave" => "search-backend",
             "claude" | "codex" => "cli-search-backend",
+            "agent" => "cli-judge",
             "ask" => "ask-engine",
             "verify" => "verify-engine",
             "ledger" => "ledger-engine",

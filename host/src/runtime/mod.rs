@@ -390,7 +390,14 @@ impl Runtime {
     pub async fn judge(&self, name: &str) -> Result<Arc<LoadedJudge>, CallError> {
         use crate::bindings::{embedding_judge, judge};
         self.load(name, || async {
-            let linker = &self.linkers.web;
+            // a judge granted programs (the agent judge) gets `exec` and no
+            // network
+            let registry = self.registry();
+            let linker = if registry.get(name)?.manifest.grants.exec.is_empty() {
+                &self.linkers.web
+            } else {
+                &self.linkers.cli
+            };
             let loaded = self.prepare(
                 name,
                 PluginKind::Judge,

@@ -6,6 +6,7 @@
 //! binary's 101 s (docs/BENCHMARKS.md, "CI time"). Run one family with
 //! `cargo test --release --workspace --locked --test e2e -- embedding::`.
 
+mod agent_judge;
 mod embedding;
 mod folder_races;
 mod fuzz;
