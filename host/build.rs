@@ -15,6 +15,7 @@ fn main() {
             "silt-judge-embedding",
             "silt-judge-openai",
             "silt-judge-llm",
+            "silt-judge-sampling",
             "silt-judge-agent",
             "silt-ledger",
             "silt-ledger-cli",

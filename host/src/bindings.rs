@@ -124,6 +124,20 @@ pub mod ledger_engine {
     });
 }
 
+/// `silt:host/sampling` as the host serves it to a judge granted it (the
+/// judge's own exports are bound by [`judge`] and the relation modules).
+pub mod sampling_host {
+    wasmtime::component::bindgen!({
+        path: "../wit/host",
+        inline: "package silt:host-bindings; world sampling-host {
+            import silt:host/sampling@0.2.1;
+        }",
+        world: "silt:host-bindings/sampling-host",
+        imports: { default: async },
+        additional_derives: [serde::Serialize],
+    });
+}
+
 /// A web search backend: exports `silt:search/backend`, imports only WASI
 /// (its network and environment narrowed to its manifest's grants).
 pub mod search_backend {

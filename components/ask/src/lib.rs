@@ -11,9 +11,9 @@ wit_bindgen::generate!({
     with: {
         "silt:judge/types@0.1.2": silt_guest::types,
         "silt:judge/judge@0.1.2": generate,
-        "silt:host/log@0.2.0": generate,
-        "silt:host/clock@0.2.0": generate,
-        "silt:host/files@0.2.0": generate,
+        "silt:host/log@0.2.1": generate,
+        "silt:host/clock@0.2.1": generate,
+        "silt:host/files@0.2.1": generate,
         "silt:sieve/types@0.3.0": generate,
         "silt:sieve/progress@0.3.0": generate,
     },

@@ -12,6 +12,7 @@ wit_bindgen::generate!({
 pub use silt::judge::types;
 
 pub mod body;
+pub mod relations;
 pub mod warm;
 
 use silt_core::types as core;

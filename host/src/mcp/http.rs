@@ -3,7 +3,9 @@
 //!
 //! Stateless: every request builds nothing per session, so a client that
 //! idles for hours or outlives a restart keeps working without
-//! re-initialising. Safe on loopback: it binds 127.0.0.1 unless told
+//! re-initialising. The exception is a client that declares MCP sampling,
+//! whose model a judge may ask mid-call: it gets a session
+//! ([`super::sessions`]). Safe on loopback: it binds 127.0.0.1 unless told
 //! otherwise, and refuses requests whose `Host` or `Origin` is not a
 //! loopback name (DNS rebinding: a web page cannot reach it through a name
 //! it controls), with allow-lists for users behind a proxy. Not open to
@@ -15,6 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -130,6 +133,15 @@ impl HttpOptions {
         })
     }
 
+    /// How a client that declared sampling is served ([`super::sessions`]):
+    /// in a session, each call answering on its own event stream, where
+    /// silt's requests to the client go too.
+    fn session_config(&self, calls: &CancellationToken) -> StreamableHttpServerConfig {
+        self.transport_config(calls)
+            .with_legacy_session_mode(true)
+            .with_json_response(false)
+    }
+
     fn transport_config(&self, calls: &CancellationToken) -> StreamableHttpServerConfig {
         let hosts: Vec<String> = LOOPBACK_HOSTS
             .iter()
@@ -200,11 +212,25 @@ impl BoundServer {
         // cancelled only when the drain runs out, never by the signal
         // itself: a capture that commits during shutdown still says so
         let calls = CancellationToken::new();
-        let service = StreamableHttpService::new(
+        let sessions = {
+            let server = server.clone();
+            StreamableHttpService::new(
+                move || Ok(server.clone()),
+                Arc::new(LocalSessionManager::default()),
+                self.options.session_config(&calls),
+            )
+        };
+        let stateless = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::new(NeverSessionManager::default()),
             self.options.transport_config(&calls),
         );
+        let route = super::sessions::Route {
+            stateless,
+            sessions,
+        };
+        let service =
+            axum::routing::any(move |req: axum::extract::Request| route.clone().serve(req));
         // the token guards every path, so nothing (not even a 404) answers
         // a caller who is not the owner
         // layers run outside in: refused callers closed after their answer,

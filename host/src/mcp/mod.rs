@@ -6,6 +6,8 @@ pub mod auth;
 pub mod http;
 pub mod jsonrpc;
 pub mod plugin_watch;
+pub mod sampling;
+pub mod sessions;
 pub mod stdio;
 
 use std::sync::Arc;
@@ -426,6 +428,8 @@ impl ServerHandler for SiltServer {
     /// that disconnects, a `notifications/cancelled`): the work future is
     /// dropped, which stops the plugin call and the fetches in it. The
     /// ledger survives a drop at any await (see `LedgerService::begin`).
+    /// The caller is the client a judge granted sampling may ask, for the
+    /// length of the call.
     async fn call_tool(
         &self,
         request: rmcp::model::CallToolRequestParams,
@@ -433,12 +437,13 @@ impl ServerHandler for SiltServer {
     ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
         let cancelled = context.ct.clone();
         let name = request.name.clone();
+        let client = sampling::ClientLink::of(&context);
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         tokio::select! {
-            out = async {
+            out = crate::runtime::capability::sampling::serving(client, async {
                 let _turn = self.runtime.turn().await;
                 self.router.call(call).await
-            } => out,
+            }) => out,
             () = cancelled.cancelled() => {
                 tracing::info!("{name}: the caller went away; its work was stopped");
                 Err(rmcp::ErrorData::internal_error(

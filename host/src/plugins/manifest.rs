@@ -74,6 +74,12 @@ pub struct Grants {
     /// only to a plugin trusted with that program.
     #[serde(default)]
     pub exec: std::collections::BTreeMap<String, ExecGrant>,
+    /// Whether the plugin may ask the model of the MCP client whose call
+    /// it serves (`silt:host/sampling`): prompts go to the user's own
+    /// model, at the user's cost, so grant it only to a judge trusted
+    /// with that.
+    #[serde(default)]
+    pub sampling: bool,
 }
 
 /// One `[grants.exec]` entry.

@@ -39,6 +39,10 @@ const BUILTINS: &[(&str, &[u8])] = &[
         include_bytes!(env!("SILT_WASM_SILT_JUDGE_AGENT")),
     ),
     (
+        include_str!("../../builtin/sampling.toml"),
+        include_bytes!(env!("SILT_WASM_SILT_JUDGE_SAMPLING")),
+    ),
+    (
         include_str!("../../builtin/ask.toml"),
         include_bytes!(env!("SILT_WASM_SILT_ASK")),
     ),

@@ -12,6 +12,8 @@ use crate::plugins::manifest::Manifest;
 pub struct Grants {
     pub wasi: WasiGrants,
     pub exec: ExecGrants,
+    /// Whether its stores may ask the client of their call's model.
+    pub sampling: bool,
 }
 
 impl Grants {
@@ -22,6 +24,7 @@ impl Grants {
         Ok(Grants {
             wasi: WasiGrants::resolve(manifest)?,
             exec: ExecGrants::new(manifest),
+            sampling: manifest.grants.sampling,
         })
     }
 }

@@ -5,7 +5,9 @@
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-use super::capability::{basics, exec, files, judge_calls, progress, search_ahead, sources};
+use super::capability::{
+    basics, exec, files, judge_calls, progress, sampling, search_ahead, sources,
+};
 use super::state::PluginState;
 
 /// One linker per kind of plugin, built once per engine.
@@ -13,6 +15,9 @@ pub struct Linkers {
     /// Judges and web search backends: WASI and `wasi:http` (narrowed per
     /// plugin by its grants and the HTTP policy).
     pub web: Linker<PluginState>,
+    /// Judges granted sampling: WASI (no network) and the model of the
+    /// client whose call they serve.
+    pub sampling: Linker<PluginState>,
     /// The ask engine (ask, rank, route, grep, triage): WASI without
     /// grants, the judge, the repository's files, progress.
     pub ask: Linker<PluginState>,
@@ -36,6 +41,9 @@ impl Linkers {
 
         let mut web = wasi()?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut web)?;
+
+        let mut sampling = wasi()?;
+        sampling::add_to_linker(&mut sampling, |s| &mut s.sampling)?;
 
         let sieve = |l: &mut Linker<PluginState>| -> wasmtime::Result<()> {
             basics::add_to_linker(l, basics::Imports::Sieve, |s| &mut s.basics)?;
@@ -63,6 +71,7 @@ impl Linkers {
 
         Ok(Linkers {
             web,
+            sampling,
             ask,
             verify,
             ledger,
@@ -180,8 +189,9 @@ mod tests {
         }
     }
 
-    fn kinds(linkers: &Linkers) -> [(&'static str, &Linker<PluginState>); 9] {
+    fn kinds(linkers: &Linkers) -> [(&'static str, &Linker<PluginState>); 10] {
         [
+            ("sampling-judge", &linkers.sampling),
             ("cli-judge", &linkers.cli),
             ("judge", &linkers.web),
             ("lesson-judge", &linkers.web),
@@ -240,15 +250,22 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name} is not in the WIT"))
         };
         // a judge has no repository files, a CLI backend no network, the
-        // ledger no sieve judge; and each is linked where it belongs
+        // ledger no sieve judge, an ordinary judge no client's model and
+        // a sampling judge no network; and each is linked where it belongs
         for (absent_from, present_in, name) in [
-            (&linkers.web, &linkers.ask, "silt:host/files@0.2.0"),
+            (&linkers.web, &linkers.ask, "silt:host/files@0.2.1"),
             (
                 &linkers.cli,
                 &linkers.web,
                 "wasi:http/outgoing-handler@0.2.12",
             ),
             (&linkers.ledger, &linkers.verify, "silt:judge/judge@0.1.2"),
+            (&linkers.web, &linkers.sampling, "silt:host/sampling@0.2.1"),
+            (
+                &linkers.sampling,
+                &linkers.web,
+                "wasi:http/outgoing-handler@0.2.12",
+            ),
         ] {
             let probe = probe(&resolve, id(name)).expect("an interface with functions");
             assert!(!defines(&engine, absent_from, name, &probe), "{name}");
@@ -306,6 +323,7 @@ mod tests {
         let (resolve, sandbox) = sandbox();
         let world_of = |name: &str| match name {
             "lexical" | "openai" | "llm" => "lesson-judge",
+            "sampling" => "sampling-judge",
             "embedding" | "embedding-static" => "embedding-judge",
             "searxng" | "brave" => "search-backend",
             "claude" | "codex" => "cli-search-backend",

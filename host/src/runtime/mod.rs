@@ -390,13 +390,17 @@ impl Runtime {
     pub async fn judge(&self, name: &str) -> Result<Arc<LoadedJudge>, CallError> {
         use crate::bindings::{embedding_judge, judge};
         self.load(name, || async {
-            // a judge granted programs (the agent judge) gets `exec` and no
+            // a judge granted the client's model gets that and no network;
+            // one granted programs (the agent judge) gets `exec` and no
             // network
             let registry = self.registry();
-            let linker = if registry.get(name)?.manifest.grants.exec.is_empty() {
-                &self.linkers.web
-            } else {
+            let grants = &registry.get(name)?.manifest.grants;
+            let linker = if grants.sampling {
+                &self.linkers.sampling
+            } else if !grants.exec.is_empty() {
                 &self.linkers.cli
+            } else {
+                &self.linkers.web
             };
             let loaded = self.prepare(
                 name,

@@ -41,10 +41,12 @@ impl Sandbox<'_> {
         Ok(store)
     }
 
-    /// Gives a kept store the whole CPU budget again for its next call.
+    /// Gives a kept store the whole CPU budget again for its next call,
+    /// and the client of that call to sample.
     pub fn refresh(store: &mut Store<PluginState>) {
         let state = store.data_mut();
         state.cpu.reset();
+        state.sampling.renew();
         state.memory.denied = false;
         store.set_epoch_deadline(1);
     }

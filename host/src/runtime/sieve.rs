@@ -92,11 +92,14 @@ impl Runtime {
         grants: CallGrants,
     ) -> Result<Store<PluginState>, CallError> {
         let judge = self.judge(judge).await?;
+        // only a judge that gives the same answers again has them kept (the
+        // sampling judge's model is whichever the calling client picks)
+        let answers = grants.answers.filter(|_| judge.info.deterministic);
         let mut store = engine.sandbox().store()?;
         let s = store.data_mut();
         let progress = Progress::new(grants.steps);
         s.judge = JudgeCalls::new(&s.plugin, Some(judge));
-        s.judge.answers = grants.answers;
+        s.judge.answers = answers;
         s.judge.progress = progress.clone();
         s.files = Files::new(grants.repo, progress.clone());
         s.sources = Sources::new(&s.plugin, grants.sources, progress.clone());

@@ -11,6 +11,7 @@ use super::capability::exec::ExecGrants;
 use super::capability::files::Files;
 use super::capability::judge_calls::JudgeCalls;
 use super::capability::progress::Progress;
+use super::capability::sampling::Sampling;
 use super::capability::search_ahead::SearchAhead;
 use super::capability::sources::Sources;
 use super::capability::wasi::Wasi;
@@ -31,12 +32,14 @@ pub struct PluginState {
     pub sources: Sources,
     pub progress: Progress,
     pub exec: ExecGrants,
+    pub sampling: Sampling,
 }
 
 impl PluginState {
     /// A store's state under `grants` and `limits`; the per-call
     /// capabilities (judge, search ahead, files, sources, progress) start
-    /// empty.
+    /// empty, and a plugin granted sampling takes the client of the tool
+    /// call this store is made for.
     pub fn new(plugin: &str, grants: &Grants, limits: &Limits) -> anyhow::Result<Self> {
         Ok(PluginState {
             plugin: plugin.to_string(),
@@ -50,6 +53,7 @@ impl PluginState {
             sources: Sources::new(plugin, None, Progress::default()),
             progress: Progress::default(),
             exec: grants.exec.clone(),
+            sampling: Sampling::of_this_call(grants.sampling),
         })
     }
 }

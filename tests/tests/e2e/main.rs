@@ -25,6 +25,7 @@ mod plugin_swap;
 mod plugin_updates;
 mod postgres_ledger;
 mod private_files;
+mod python_sampling;
 mod python_sdk;
 mod runtime;
 mod search;
