@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 use silt_e2e::mcp::{call, json_of, serve, text_of};
 
 /// The stand-in, for both names. It answers yes/no questions "yes" for
-/// an item that mentions a fix, a choice by the option whose label the
-/// item names, and lesson pairs by their actions: both about a
+/// an item that mentions a fix, a verify passage by whether it states the
+/// claim (about the Rhine) or another figure, a choice by the option whose
+/// label the item names, and lesson pairs by their actions: both about a
 /// transaction are one lesson said twice, tabs against spaces contradict,
 /// anything else is distinct. Modes: `answer` (the default), `garbage`,
 /// `sleep`, `fail`, `missing` (leaves out item 2 of every batch of more
@@ -58,6 +59,12 @@ def answer(text):
         if any("tabs" in a for a in actions) and any("spaces" in a for a in actions):
             return spread(1, n)
         return spread(3, n)
+    labels = [option.split(":")[0] for _, option in options]
+    if "supports_fully" in labels:
+        claim = options[labels.index("supports_fully")][1].split("says: ", 1)[1]
+        if "Rhine" not in text:
+            return spread(labels.index("does_not_address"), n)
+        return spread(labels.index("supports_fully" if claim in text else "contradicts"), n)
     if options[0][1].startswith("Yes:"):
         return spread(0 if "fix" in text else 1, n)
     for k, (_, option) in enumerate(options):
@@ -329,9 +336,15 @@ fn a_cli_that_misbehaves_is_a_clear_error_and_nothing_else() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_sieve_call_and_a_sleep_pass_take_their_answers_from_claude() {
+async fn ask_verify_and_a_sleep_pass_take_their_answers_from_claude() {
     let stand = StandIn::new();
     let home = stand.home();
+    std::fs::write(
+        home.join("notes.md"),
+        "The Rhine is about 1,230 kilometres long. It rises in the Swiss Alps and flows into \
+         the North Sea at Rotterdam.\n",
+    )
+    .unwrap();
     let ledger = home.join("ledger.db").display().to_string();
     let (path, record) = (stand.path(), stand.record());
     let client = serve(
@@ -366,6 +379,27 @@ async fn a_sieve_call_and_a_sleep_pass_take_their_answers_from_claude() {
         .map(|r| r["choice"].as_str().unwrap())
         .collect();
     assert_eq!(picks, ["fixed", "removed", "added"], "{asked:#}");
+
+    // a capable judge may confirm a claim (entailment = true)
+    let verified = json_of(
+        &call(
+            &client,
+            "sieve_verify",
+            json!({"judge": "agent", "records": [
+                {"claim": "The Rhine is about 1,230 kilometres long.", "kind": "fact",
+                 "citations": [{"locator": "notes.md"}]},
+                {"claim": "The Rhine is about 300 kilometres long.", "kind": "fact",
+                 "citations": [{"locator": "notes.md"}]}]}),
+        )
+        .await,
+    );
+    let verdicts: Vec<&str> = verified["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{verified:#}"))
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["supports_fully", "contradicts"], "{verified:#}");
 
     for (when, prefer) in [
         ("indenting Python code", "use four spaces"),
