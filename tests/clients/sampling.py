@@ -8,7 +8,7 @@ prompt and answers it from the labels below, so every answer silt reads
 back is right. With it the script asks sieve_ask, sieve_verify and a
 sediment_sleep over a small ledger (judge "sampling"); then the failure
 cases: a client without the sampling capability, and callbacks that answer
-prose, an error, or a reply cut at maxTokens. HOME holds notes.md, the
+prose, an error, a reply cut at maxTokens, or no reply in time. HOME holds notes.md, the
 source the verify claims cite (the server's folder over stdio, one of its
 roots over HTTP).
 
@@ -91,6 +91,9 @@ def perfect(mode="right"):
         })
         if mode == "error":
             return types.ErrorData(code=-1, message="the user declined this sampling request")
+        if mode == "slow":
+            # past the server's SILT_SAMPLING_TIMEOUT_MS (3 s in the tests)
+            await asyncio.sleep(6)
         user = params.messages[0].content.text
         options, items = parse(user)
         if mode == "garbage":
@@ -141,7 +144,7 @@ async def scenarios(connect, home, http):
         async with ClientSession(r, w) as s:
             await s.initialize()
             report["no_sampling"] = outcome(await s.call_tool("sieve_ask", ASK))
-    for mode in ("garbage", "error", "maxtokens"):
+    for mode in ("garbage", "error", "maxtokens", "slow"):
         async with connect() as (r, w):
             async with ClientSession(r, w, sampling_callback=perfect(mode)) as s:
                 await s.initialize()
@@ -153,7 +156,7 @@ async def scenarios(connect, home, http):
 def stdio(binary, home):
     env = dict(os.environ, SILT_LEDGER_PATH=f"{home}/ledger.db", SILT_CACHE_DIR=f"{home}/cache",
                SILT_CONFIG=f"{home}/silt.toml", SILT_SLEEP_PRESSURE="0",
-               SILT_LEDGER_EMBEDDER="none")
+               SILT_LEDGER_EMBEDDER="none", SILT_SAMPLING_TIMEOUT_MS="3000")
     params = StdioServerParameters(command=binary, args=["serve"], env=env, cwd=home)
     return lambda: stdio_client(params)
 

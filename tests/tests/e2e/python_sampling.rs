@@ -2,8 +2,9 @@
 //! sampling callback (`tests/clients/sampling.py`), a perfect model that
 //! answers from labels: sieve_ask, sieve_verify and a sleep pass get the
 //! labelled answers; a client without sampling, and a model that answers
-//! prose, an error or a reply cut at maxTokens, get a clear error and
-//! nothing confident. Over stdio and over the shared HTTP server.
+//! prose, an error, a reply cut at maxTokens or no reply in time, get a
+//! clear error and nothing confident. Over stdio and over the shared HTTP
+//! server.
 
 use serde_json::Value;
 use silt_e2e::silt_binary;
@@ -114,6 +115,9 @@ fn check_failures(report: &Value) {
     );
     let cut = error("maxtokens");
     assert!(cut.contains("max tokens"), "{cut}");
+    let slow = error("slow");
+    assert!(slow.contains("did not answer in time"), "{slow}");
+    assert!(slow.contains("no reply in 3 s"), "{slow}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -144,6 +148,7 @@ async fn the_sampling_judge_answers_from_the_python_sdk_client_over_http() {
         &[
             ("SILT_SLEEP_PRESSURE", "0"),
             ("SILT_LEDGER_EMBEDDER", "none"),
+            ("SILT_SAMPLING_TIMEOUT_MS", "3000"),
         ],
     )
     .await;
