@@ -128,6 +128,9 @@ async def scenarios(connect, home, http):
         async with ClientSession(r, w, sampling_callback=perfect()) as s:
             await s.initialize()
             report["ask"] = outcome(await s.call_tool("sieve_ask", ASK))
+            # at the stated price (SILT_SAMPLING_PRICE_IN) a tiny budget
+            # asks nothing
+            report["budget"] = outcome(await s.call_tool("sieve_ask", dict(ASK, budget_usd=0.00001)))
             verify = {"judge": "sampling", "records": [
                 {"claim": c, "kind": "fact", "citations": [{"locator": "notes.md"}]}
                 for c in (RHINE_TRUE, RHINE_FALSE)]}
@@ -156,7 +159,8 @@ async def scenarios(connect, home, http):
 def stdio(binary, home):
     env = dict(os.environ, SILT_LEDGER_PATH=f"{home}/ledger.db", SILT_CACHE_DIR=f"{home}/cache",
                SILT_CONFIG=f"{home}/silt.toml", SILT_SLEEP_PRESSURE="0",
-               SILT_LEDGER_EMBEDDER="none", SILT_SAMPLING_TIMEOUT_MS="3000")
+               SILT_LEDGER_EMBEDDER="none", SILT_SAMPLING_TIMEOUT_MS="3000",
+               SILT_SAMPLING_PRICE_IN="100", SILT_SAMPLING_PRICE_OUT="100")
     params = StdioServerParameters(command=binary, args=["serve"], env=env, cwd=home)
     return lambda: stdio_client(params)
 

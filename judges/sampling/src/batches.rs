@@ -23,6 +23,31 @@ const HINTS: [&str; 3] = ["haiku", "mini", "flash"];
 const OTHER_JUDGES: &str = "lexical (the default), embedding, embedding-static, llm, or openai \
      with SILT_MODEL_URL";
 
+/// What the client's model costs per million tokens, in US dollars, as
+/// the user states it (`SILT_SAMPLING_PRICE_IN`, `SILT_SAMPLING_PRICE_OUT`;
+/// 0 when unset): silt cannot see the client's price, and with one stated
+/// usage reports a cost and `budget_usd` binds.
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+}
+
+impl Prices {
+    pub fn from_env() -> Prices {
+        let read = |key: &str| {
+            std::env::var(key)
+                .ok()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|p| p.is_finite() && *p >= 0.0)
+                .unwrap_or(0.0)
+        };
+        Prices {
+            input: read("SILT_SAMPLING_PRICE_IN"),
+            output: read("SILT_SAMPLING_PRICE_OUT"),
+        }
+    }
+}
+
 /// A fast, cheap model: closed questions with the options spelled out
 /// need little reasoning, and a batch may hold 30 items.
 fn preferences() -> ModelPreferences {
@@ -132,6 +157,10 @@ pub fn answer(
         .into_iter()
         .map(|a| a.expect("every item answered"))
         .collect();
+    let prices = Prices::from_env();
+    usage.cost_usd = (usage.input_tokens as f64 * prices.input
+        + usage.output_tokens as f64 * prices.output)
+        / 1e6;
     Ok((answers, usage))
 }
 

@@ -4,8 +4,9 @@
 //! client, so the model states them: one prompt carries a batch of
 //! numbered items under the lettered options every silt model judge
 //! shows, and the reply is read as JSON by `silt_core::closed::stated`.
-//! The component has no network, files or environment; all it can reach
-//! is that one client, and only while the call lasts.
+//! The component has no network or files and reads only its two price
+//! settings; all it can reach is that one client, and only while the call
+//! lasts.
 
 // A component only: on the host target the crate is empty, so
 // `cargo build --workspace` does not try to link its wasm exports.
@@ -42,8 +43,9 @@ impl Guest for Sampling {
             // request: the answers are never cached (not deterministic)
             version: format!("{}+client-model", env!("CARGO_PKG_VERSION")),
             deterministic: false,
-            // silt does not know the client's price; the client pays
-            cost_per_million_input_tokens: 0.0,
+            // the client pays, at a price silt knows only if the user
+            // says it (SILT_SAMPLING_PRICE_IN): then budgets bind
+            cost_per_million_input_tokens: batches::Prices::from_env().input,
             preferred_batch_size: stated::BATCH_ITEMS as u32,
         }
     }

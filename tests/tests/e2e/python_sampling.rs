@@ -62,6 +62,12 @@ fn check_answers(report: &Value) {
         assert!(p[tool] < 0.01, "{ask:#}");
     }
     assert_eq!(ask["usage"]["cache_hits"], 0, "{ask:#}");
+    // at the stated $100 per million tokens: one request's estimate
+    let cost = ask["usage"]["cost_usd"].as_f64().unwrap();
+    assert!(cost > 0.01 && cost < 0.1, "{ask:#}");
+    let budget = &report["budget"]["ok"];
+    assert_eq!(budget["usage"]["budget_exhausted"], true, "{report:#}");
+    assert_eq!(budget["usage"]["requests"], 0, "{report:#}");
     let verdicts: Vec<&str> = report["verify"]["ok"]["results"]
         .as_array()
         .unwrap_or_else(|| panic!("sieve_verify failed: {report:#}"))
@@ -149,6 +155,8 @@ async fn the_sampling_judge_answers_from_the_python_sdk_client_over_http() {
             ("SILT_SLEEP_PRESSURE", "0"),
             ("SILT_LEDGER_EMBEDDER", "none"),
             ("SILT_SAMPLING_TIMEOUT_MS", "3000"),
+            ("SILT_SAMPLING_PRICE_IN", "100"),
+            ("SILT_SAMPLING_PRICE_OUT", "100"),
         ],
     )
     .await;
