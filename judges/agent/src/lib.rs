@@ -23,15 +23,11 @@ wit_bindgen::generate!({
 });
 
 use exports::silt::judge::judge::Guest;
-use exports::silt::judge::relations::{Guest as RelationsGuest, LessonPair, Relation};
-use exports::silt::judge::relations_by_index::{self as by_index, Guest as ByIndexGuest};
 use silt::search::exec;
 use silt_core::closed::agent::{self, Settings};
-use silt_core::closed::prompt::MAX_OPTIONS;
-use silt_core::closed::stated;
-use silt_core::ledger::relate::{Lesson, RELATIONS, pairs_by_index};
+use silt_core::closed::{Prompt, stated};
+use silt_core::ledger::relate::{Lesson, Relation};
 use silt_core::search::cli::{self, ExecError, Exit};
-use silt_core::types::Answer;
 use silt_guest::types::{Item, JudgeError, JudgeInfo, Question, Response};
 
 /// `silt_core`'s runs over the host's `exec`.
@@ -56,26 +52,21 @@ impl cli::Exec for HostExec {
 }
 
 /// The settings from the granted environment and programs.
-fn settings() -> Result<Settings, JudgeError> {
-    Settings::from_env(&exec::granted(), |k| std::env::var(k).ok()).map_err(Into::into)
+fn settings() -> Result<Settings, silt_core::types::JudgeError> {
+    Settings::from_env(&exec::granted(), |k| std::env::var(k).ok())
 }
 
-/// Each of `n` items' distribution over `options` options.
-fn answer(
-    n: usize,
-    options: usize,
-    prompt: impl Fn(&[usize]) -> silt_core::closed::Prompt,
-) -> Result<(Vec<Vec<f64>>, silt_core::types::Usage), JudgeError> {
-    let settings = settings()?;
+/// Each of `n` items' distribution over `options` options, one run of
+/// the CLI per batch.
+fn answer(n: usize, options: usize, prompt: &dyn Fn(&[usize]) -> Prompt) -> stated::Answered {
     agent::answer(
         &mut HostExec,
-        &settings,
+        &settings()?,
         n,
         options,
         stated::BATCH_ITEMS,
         prompt,
     )
-    .map_err(Into::into)
 }
 
 struct Agent;
@@ -99,83 +90,20 @@ impl Guest for Agent {
     }
 
     fn ask(question: Question, items: Vec<Item>) -> Result<Response, JudgeError> {
-        let question: silt_core::types::Question = question.into();
-        silt_core::validate::validate_question(&question).map_err(JudgeError::InvalidQuestion)?;
-        let n = question.space.criteria().len();
-        if n > MAX_OPTIONS {
-            return Err(JudgeError::Unsupported(format!(
-                "{n} options; this judge labels at most {MAX_OPTIONS}"
-            )));
-        }
         let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
-        let (read, mut usage) = answer(texts.len(), n, |places| {
-            let batch: Vec<&str> = places.iter().map(|&i| texts[i]).collect();
-            stated::ask(&question, &batch)
-        })?;
-        usage.units = items.len() as u32;
-        let answers = read
-            .into_iter()
-            .map(|p| Answer::from_probabilities(&question.space, p))
-            .collect();
-        Ok(silt_core::types::Response { answers, usage }.into())
+        stated::ask_with(&question.into(), &texts, answer)
+            .map(Into::into)
+            .map_err(Into::into)
     }
 }
 
-impl RelationsGuest for Agent {
-    fn relate(pairs: Vec<LessonPair>) -> Result<Vec<Relation>, JudgeError> {
-        fn view(l: &exports::silt::judge::relations::Lesson) -> Lesson<'_> {
-            Lesson {
-                when: &l.when,
-                prefer: &l.prefer,
-            }
-        }
-        let lessons: Vec<(Lesson<'_>, Lesson<'_>)> =
-            pairs.iter().map(|p| (view(&p.a), view(&p.b))).collect();
-        Ok(relate_lessons(&lessons)?
-            .into_iter()
-            .map(|[merge, contradict, sibling, distinct]| Relation {
-                merge,
-                contradict,
-                sibling,
-                distinct,
-            })
-            .collect())
-    }
-}
+silt_guest::lesson_relations!(Agent, relate_lessons);
 
-impl ByIndexGuest for Agent {
-    fn relate(
-        lessons: Vec<by_index::Lesson>,
-        pairs: Vec<(u32, u32)>,
-    ) -> Result<Vec<by_index::Relation>, JudgeError> {
-        let pairs = pairs_by_index(&lessons, &pairs, |l| Lesson {
-            when: &l.when,
-            prefer: &l.prefer,
-        })
-        .map_err(JudgeError::InvalidQuestion)?;
-        Ok(relate_lessons(&pairs)?
-            .into_iter()
-            .map(
-                |[merge, contradict, sibling, distinct]| by_index::Relation {
-                    merge,
-                    contradict,
-                    sibling,
-                    distinct,
-                },
-            )
-            .collect())
-    }
-}
-
-/// The model's relation for each pair, in silt_core's relation order
-/// (the order `stated::relate` offers them in).
-fn relate_lessons(pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Result<Vec<[f64; 4]>, JudgeError> {
-    let (read, _) = answer(pairs.len(), RELATIONS.len(), |places| {
-        let batch: Vec<(Lesson<'_>, Lesson<'_>)> =
-            places.iter().map(|&i| pairs[i].clone()).collect();
-        stated::relate(&batch)
-    })?;
-    Ok(read.into_iter().map(|p| [p[0], p[1], p[2], p[3]]).collect())
+/// The model's relation for each pair, in silt_core's relation order.
+fn relate_lessons(
+    pairs: &[(Lesson<'_>, Lesson<'_>)],
+) -> Result<Vec<Relation>, silt_core::types::JudgeError> {
+    stated::relate_with(pairs, answer)
 }
 
 export!(Agent);

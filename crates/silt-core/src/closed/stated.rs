@@ -41,9 +41,9 @@
 
 use serde_json::{Map, Value};
 
-use super::prompt::{self, Prompt, RELATION_OPTIONS};
-use crate::ledger::relate::Lesson;
-use crate::types::{AnswerSpace, Question};
+use super::prompt::{self, MAX_OPTIONS, Prompt, RELATION_OPTIONS};
+use crate::ledger::relate::{Lesson, RELATIONS, Relation};
+use crate::types::{Answer, AnswerSpace, JudgeError, Question, Response, Usage};
 
 /// How far a stated distribution's sum may stray from 1 and still be
 /// read (renormalised): rounding, not a different kind of answer.
@@ -175,6 +175,52 @@ pub fn relate(pairs: &[(Lesson<'_>, Lesson<'_>)]) -> Prompt {
         &options,
         &items,
     )
+}
+
+/// How a judge's transport answers: each of `n` items' distribution over
+/// `options` options, asking with the prompts `prompt` makes for a list
+/// of item places (0-based), and what that cost.
+pub type Answered = Result<(Vec<Vec<f64>>, Usage), JudgeError>;
+
+/// A stated-probability judge's whole `ask`: the question checked, the
+/// items asked through `answer(n, options, prompt)`, each distribution
+/// the answer its kind takes; usage counts the items.
+pub fn ask_with(
+    question: &Question,
+    items: &[&str],
+    answer: impl FnOnce(usize, usize, &dyn Fn(&[usize]) -> Prompt) -> Answered,
+) -> Result<Response, JudgeError> {
+    crate::validate::validate_question(question).map_err(JudgeError::InvalidQuestion)?;
+    let n = question.space.criteria().len();
+    if n > MAX_OPTIONS {
+        return Err(JudgeError::Unsupported(format!(
+            "{n} options; this judge labels at most {MAX_OPTIONS}"
+        )));
+    }
+    let (read, mut usage) = answer(items.len(), n, &|places| {
+        let batch: Vec<&str> = places.iter().map(|&i| items[i]).collect();
+        ask(question, &batch)
+    })?;
+    usage.units = items.len() as u32;
+    let answers = read
+        .into_iter()
+        .map(|p| Answer::from_probabilities(&question.space, p))
+        .collect();
+    Ok(Response { answers, usage })
+}
+
+/// A stated-probability judge's relations: each pair asked through
+/// `answer(n, 4, prompt)`, read in [`RELATIONS`]' order.
+pub fn relate_with(
+    pairs: &[(Lesson<'_>, Lesson<'_>)],
+    answer: impl FnOnce(usize, usize, &dyn Fn(&[usize]) -> Prompt) -> Answered,
+) -> Result<Vec<Relation>, JudgeError> {
+    let (read, _) = answer(pairs.len(), RELATIONS.len(), &|places| {
+        let batch: Vec<(Lesson<'_>, Lesson<'_>)> =
+            places.iter().map(|&i| pairs[i].clone()).collect();
+        relate(&batch)
+    })?;
+    Ok(read.into_iter().map(|p| [p[0], p[1], p[2], p[3]]).collect())
 }
 
 /// Why a reply could not be read at all.
@@ -580,6 +626,60 @@ mod tests {
             e.contains("item 2: missing from the reply; item 3: missing"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn ask_with_checks_the_question_and_shapes_the_answers() {
+        let mut asked = Vec::new();
+        let r = ask_with(&yes_no(), &["a", "b", "c"], |n, options, prompt| {
+            assert_eq!(options, 2);
+            asked.push(prompt(&[2, 0]).user);
+            Ok((vec![vec![0.8, 0.2]; n], Usage::default()))
+        })
+        .unwrap();
+        assert_eq!(r.answers, vec![Answer::YesProbability(0.8); 3]);
+        assert_eq!(r.usage.units, 3);
+        // places pick the items, numbered afresh from 1
+        assert!(
+            asked[0].contains("Item 1:\n\"\"\"\nc\n") && asked[0].contains("Item 2:\n\"\"\"\na\n")
+        );
+        let never = |_: usize, _: usize, _: &dyn Fn(&[usize]) -> Prompt| -> Answered {
+            panic!("an invalid question is never asked")
+        };
+        let bad = Question {
+            text: "".into(),
+            space: AnswerSpace::Score(vec!["low".into(), "high".into()]),
+        };
+        assert!(matches!(
+            ask_with(&bad, &["x"], never),
+            Err(JudgeError::InvalidQuestion(_))
+        ));
+        let wide = Question {
+            text: "Which?".into(),
+            space: AnswerSpace::Choose(
+                (0..27)
+                    .map(|i| ChoiceOption {
+                        label: format!("o{i}"),
+                        criterion: format!("option {i}"),
+                    })
+                    .collect(),
+            ),
+        };
+        assert!(matches!(
+            ask_with(&wide, &["x"], never),
+            Err(JudgeError::Unsupported(_))
+        ));
+        let a = Lesson {
+            when: "w",
+            prefer: "p",
+        };
+        let rel = relate_with(&[(a.clone(), a)], |n, options, prompt| {
+            assert_eq!(options, 4);
+            assert!(prompt(&[0]).user.contains("D. Distinct"));
+            Ok((vec![vec![0.1, 0.2, 0.3, 0.4]; n], Usage::default()))
+        })
+        .unwrap();
+        assert_eq!(rel, [[0.1, 0.2, 0.3, 0.4]]);
     }
 
     #[test]
