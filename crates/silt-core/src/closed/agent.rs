@@ -56,7 +56,8 @@ impl Settings {
     /// the manifest grants, claude first), `SILT_AGENT_MODEL`,
     /// `SILT_AGENT_EFFORT` (Codex), `SILT_AGENT_TIMEOUT` (seconds) and
     /// `SILT_AGENT_PRICE_IN` / `_OUT` (USD per million tokens); an
-    /// unusable value is an error naming it.
+    /// unusable value makes the judge unavailable, with an error naming
+    /// it (the question is not at fault).
     pub fn from_env(
         granted: &[String],
         env: impl Fn(&str) -> Option<String>,
@@ -71,7 +72,7 @@ impl Settings {
             Some("claude") => Cli::Claude,
             Some("codex") => Cli::Codex,
             Some(other) => {
-                return Err(JudgeError::InvalidQuestion(format!(
+                return Err(JudgeError::Unavailable(format!(
                     "SILT_AGENT_CLI is '{other}'; it must be claude or codex"
                 )));
             }
@@ -89,7 +90,7 @@ impl Settings {
             Some(v) => match v.parse::<f64>() {
                 Ok(s) if s > 0.0 && s <= 3600.0 => (s * 1000.0) as u64,
                 _ => {
-                    return Err(JudgeError::InvalidQuestion(format!(
+                    return Err(JudgeError::Unavailable(format!(
                         "SILT_AGENT_TIMEOUT is '{v}'; it must be seconds between 0 and 3600"
                     )));
                 }
@@ -106,7 +107,7 @@ impl Settings {
                 .ok()
                 .filter(|p| p.is_finite() && *p >= 0.0)
                 .ok_or_else(|| {
-                    JudgeError::InvalidQuestion(format!(
+                    JudgeError::Unavailable(format!(
                         "{k} is '{v}'; it must be USD per million tokens, 0 or more"
                     ))
                 }),
@@ -459,10 +460,11 @@ mod tests {
             ("SILT_AGENT_TIMEOUT", "soon"),
             ("SILT_AGENT_PRICE_IN", "-1"),
         ] {
-            let e = Settings::from_env(&both, |key| (key == k).then(|| v.to_string()))
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains(k), "{e}");
+            let e = Settings::from_env(&both, |key| (key == k).then(|| v.to_string())).unwrap_err();
+            assert!(
+                matches!(&e, JudgeError::Unavailable(m) if m.contains(k)),
+                "{e}"
+            );
         }
         let m = Settings::from_env(&both, |k| match k {
             "SILT_AGENT_MODEL" => Some("claude-sonnet-4-6".into()),
