@@ -31,6 +31,13 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// lost items would likely lose them again at its first size.
 pub const RETRY_ITEMS: usize = 10;
 
+/// The most bytes of prompt one run's argument may carry: Linux refuses
+/// to start a program with any one argument over 128 KiB (E2BIG), and the
+/// prompt goes as an argument (stdin stays empty). About 24 items at
+/// silt's 4,000-character cap fit in one run; a batch of longer or more
+/// items (grep's function units, up to 12,000) is split.
+pub const MAX_PROMPT_BYTES: usize = 100_000;
+
 /// What the user set in the judge's granted environment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -312,6 +319,35 @@ fn run_once(
     Ok(t.reply)
 }
 
+/// `places` in batches of at most `size` whose prompts fit
+/// [`MAX_PROMPT_BYTES`] (a batch too long is halved until it fits), each
+/// with its prompt; one item too long alone is an error, since no run
+/// could carry it.
+fn fitting(
+    places: &[usize],
+    size: usize,
+    prompt: &impl Fn(&[usize]) -> Prompt,
+) -> Result<Vec<(Vec<usize>, Prompt)>, JudgeError> {
+    let mut out = Vec::new();
+    let mut todo: Vec<&[usize]> = places.chunks(size).rev().collect();
+    while let Some(batch) = todo.pop() {
+        let asked = prompt(batch);
+        let bytes = asked.system.len() + asked.user.len();
+        if bytes <= MAX_PROMPT_BYTES {
+            out.push((batch.to_vec(), asked));
+        } else if batch.len() > 1 {
+            let (a, b) = batch.split_at(batch.len() / 2);
+            todo.extend([b, a]);
+        } else {
+            return Err(JudgeError::LimitExceeded(format!(
+                "one item makes a prompt of {bytes} bytes, more than the {MAX_PROMPT_BYTES} a \
+                 command line may carry; cut the items shorter"
+            )));
+        }
+    }
+    Ok(out)
+}
+
 /// Each of `n` items' distribution over `options` options, running the
 /// CLI with the prompts `prompt` makes for a list of item places: batches
 /// of `batch` items, then the failed items once more in batches of
@@ -329,8 +365,9 @@ pub fn answer(
     let mut why: Vec<String> = vec![String::new(); n];
     let mut pending: Vec<usize> = (0..n).collect();
     for size in [batch.max(1), RETRY_ITEMS] {
-        for places in pending.chunks(size) {
-            let reply = run_once(exec, settings, &prompt(places), &mut usage)?;
+        for (places, asked) in fitting(&pending, size, &prompt)? {
+            let places = places.as_slice();
+            let reply = run_once(exec, settings, &asked, &mut usage)?;
             match stated::read(&reply, places.len(), options) {
                 Ok(items) => {
                     for (&i, item) in places.iter().zip(items) {
@@ -628,6 +665,37 @@ mod tests {
             assert!(e.to_string().contains(want), "{e}");
             assert_eq!(stand.runs.len(), 1, "{want}: no second run");
         }
+    }
+
+    #[test]
+    fn long_items_are_split_so_each_prompt_fits_a_command_line() {
+        let mut stand = Stand {
+            reply: |prompt: &str, _| {
+                let n = items_in(prompt);
+                Ok(claude_stream(&stated::reply_of(n, |_| vec![0.5, 0.5]), 0.0))
+            },
+            runs: Vec::new(),
+        };
+        let long: Vec<String> = (0..30)
+            .map(|i| format!("{i} {}", "x".repeat(12_000)))
+            .collect();
+        let texts: Vec<&str> = long.iter().map(String::as_str).collect();
+        let (read, _) = ask(&mut stand, &settings(Cli::Claude), &texts, 30).unwrap();
+        assert_eq!(read.len(), 30);
+        // 30 × 12 kB is 360 kB: at most 8 items a run
+        assert!(stand.runs.len() >= 4, "{}", stand.runs.len());
+        for (_, args, _) in &stand.runs {
+            assert!(args[1].len() + args[3].len() <= MAX_PROMPT_BYTES);
+        }
+        let asked: usize = stand.runs.iter().map(|(_, a, _)| items_in(&a[1])).sum();
+        assert_eq!(asked, 30, "each item once");
+        let huge = "y".repeat(MAX_PROMPT_BYTES);
+        let e = ask(&mut stand, &settings(Cli::Claude), &[&huge], 30).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("more than the 100000 a command line"),
+            "{e}"
+        );
     }
 
     #[test]
