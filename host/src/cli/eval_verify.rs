@@ -200,9 +200,18 @@ pub async fn run(app: &App, args: EvalVerifyArgs) -> Result<()> {
         .filter(|(r, v)| r.label != "true" && *v == "supports_fully")
         .map(|(r, _)| r.id.as_str())
         .collect();
+    let per_claim: Vec<serde_json::Value> = rows
+        .iter()
+        .zip(out["results"].as_array().map(Vec::as_slice).unwrap_or(&[]))
+        .map(|(row, r)| {
+            json!({"id": row.id, "label": row.label, "alteration": row.alteration,
+                   "split": row.split, "verdict": r["verdict"], "flags": r["flags"]})
+        })
+        .collect();
     let report = json!({
         "judge": args.judge,
         "claims": rows.len(),
+        "results": per_claim,
         "splits": tallies,
         "altered_called_supports_fully": accepted_altered,
         "detail_checks": details,

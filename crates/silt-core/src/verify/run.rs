@@ -548,7 +548,9 @@ fn probability(p: &[(String, f64)], label: &str) -> f64 {
 /// - else `supports_fully` when a passage's full support reaches
 ///   `support_threshold`, no cited quote failed to match, the passage
 ///   states the claim's details (figures, code names, negation, scope:
-///   [`details::unmet`]) and the judge reads entailment;
+///   [`details::unmet`]) or the judge is sure
+///   ([`DETAILS_OVERRULED_FROM`], flagged [`DETAIL_CHECKS_OVERRULED`]),
+///   and the judge reads entailment;
 /// - else `partially_supports` when the best passage puts more than half
 ///   its weight on support (full or partial), `does_not_address` when not.
 ///
@@ -557,6 +559,17 @@ fn probability(p: &[(String, f64)], label: &str) -> f64 {
 /// [`JUDGE_CANNOT_CONFIRM`] or the details' flags, and a claim whose
 /// support cleared the threshold but was withheld carries the flags that
 /// say why.
+/// The full support from which a judge that reads entailment confirms a
+/// claim whose details the passage does not visibly state (the detail
+/// checks' flags are kept). With a judge that is always right the checks
+/// withheld 12 of 35 true claims and no altered one (docs/JUDGES.md,
+/// "Pipeline ceiling"); below this level they still withhold.
+pub const DETAILS_OVERRULED_FROM: f64 = 0.95;
+
+/// Flag: a `supports_fully` the judge was sure of although the detail
+/// checks did not find every detail of the claim in the passage.
+pub const DETAIL_CHECKS_OVERRULED: &str = "detail_checks_overruled";
+
 fn reduce(row: &mut ClaimResult, req: &VerifyRequest) {
     // (position, full support, partial support, contradiction)
     let judged: Vec<(usize, f64, f64, f64)> = row
@@ -585,7 +598,7 @@ fn reduce(row: &mut ClaimResult, req: &VerifyRequest) {
     };
     let max_contradicts = judged.iter().map(|j| j.3).fold(0.0, f64::max);
     let quote_failed = row.flags.contains(&"quote_not_found");
-    let leaning = support + partial;
+    let mut leaning = support + partial;
     let contradicted = max_contradicts >= req.contradict_threshold;
     // NaN clears no threshold: it falls through to the least assertive
     let mut confirmed = false;
@@ -605,12 +618,46 @@ fn reduce(row: &mut ClaimResult, req: &VerifyRequest) {
             }
             first_unmet.get_or_insert(unmet);
         }
+        // the checks guard a judge that is unsure; one that reads
+        // entailment and is sure outranks them (they misread paraphrases:
+        // "one or more" for "at least 1", "FIFO" for "first-in,
+        // first-out"), and the answer says it did
+        if !confirmed
+            && req.judge_entails
+            && let Some(&(i, _, _, _)) = by_support
+                .iter()
+                .find(|j| j.1 >= DETAILS_OVERRULED_FROM.max(req.support_threshold))
+        {
+            confirmed = true;
+            best = i;
+            first_unmet = None;
+            row.flags.push(DETAIL_CHECKS_OVERRULED);
+        }
         if !confirmed && let Some(unmet) = first_unmet {
             row.flags.extend(unmet);
         }
         if !req.judge_entails {
             confirmed = false;
             row.flags.push(JUDGE_CANNOT_CONFIRM);
+        }
+    }
+    // unconfirmed, the claim leans as far as its most supportive window:
+    // a judge that reads one window as stating part of it and the others
+    // as silent gives every window the same low full support, and the
+    // earliest of them (silent) stood for the claim
+    if !confirmed && !contradicted {
+        let most = judged.iter().map(|&(i, s, p, _)| (i, s + p)).fold(
+            None,
+            |m: Option<(usize, f64)>, x| match m {
+                Some(m) if m.1 >= x.1 => Some(m),
+                _ => Some(x),
+            },
+        );
+        if let Some((i, l)) = most
+            && l > leaning
+        {
+            best = i;
+            leaning = l;
         }
     }
     let support = judged.iter().find(|j| j.0 == best).map_or(support, |j| j.1);
@@ -808,6 +855,18 @@ mod tests {
     }
 
     /// One claim's row with one judged passage per distribution, reduced.
+    #[test]
+    fn an_unconfirmed_claim_leans_as_far_as_its_most_supportive_window() {
+        // one window states part of the claim, the earlier one is silent;
+        // both give full support the same low probability
+        let r = reduced(&[[0.01, 0.01, 0.01, 0.97], [0.01, 0.97, 0.01, 0.01]], false);
+        assert_eq!(r.verdict, Some(PARTIALLY_SUPPORTS));
+        assert_eq!(r.best_passage, Some(1));
+        // a silent source stays silent
+        let r = reduced(&[[0.01, 0.01, 0.01, 0.97], [0.02, 0.01, 0.01, 0.96]], false);
+        assert_eq!(r.verdict, Some(DOES_NOT_ADDRESS));
+    }
+
     fn reduced(dists: &[[f64; 4]], quote_failed: bool) -> ClaimResult {
         reduced_as("c", &vec!["t"; dists.len()], dists, quote_failed, true)
     }
@@ -882,14 +941,21 @@ mod tests {
         let claim = "The ledger holds 3000 entries.";
         let wrong = "The ledger holds 2000 entries.";
         let right = "Since June the ledger holds 3000 entries.";
-        let row = reduced_as(claim, &[wrong], &[[0.95, 0.05, 0.0, 0.0]], false, true);
+        let row = reduced_as(claim, &[wrong], &[[0.9, 0.1, 0.0, 0.0]], false, true);
         assert_eq!(row.verdict, Some(PARTIALLY_SUPPORTS));
         assert_eq!(row.flags, [details::FIGURE_NOT_IN_PASSAGE]);
+        // a judge that is sure outranks the checks, and the answer says so
+        let row = reduced_as(claim, &[wrong], &[[0.97, 0.03, 0.0, 0.0]], false, true);
+        assert_eq!(row.verdict, Some(SUPPORTS_FULLY));
+        assert_eq!(row.flags, [DETAIL_CHECKS_OVERRULED]);
+        // ...but not a judge that cannot read entailment
+        let row = reduced_as(claim, &[wrong], &[[0.97, 0.03, 0.0, 0.0]], false, false);
+        assert_eq!(row.verdict, Some(PARTIALLY_SUPPORTS));
         // a weaker passage that states the figure confirms it, and is the best
         let row = reduced_as(
             claim,
             &[wrong, right],
-            &[[0.95, 0.05, 0.0, 0.0], [0.85, 0.1, 0.0, 0.05]],
+            &[[0.97, 0.03, 0.0, 0.0], [0.85, 0.1, 0.0, 0.05]],
             false,
             true,
         );
