@@ -45,6 +45,11 @@ pub struct LedgerConfig {
     /// The least probability a judge must give merge or contradict for
     /// sleep to retire a lesson on it (default 0.8; 0 < margin <= 1).
     pub destructive_margin: Option<f64>,
+    /// The embedding plugin whose vectors pair lessons for sleep and
+    /// review and recall them by meaning when the ledger's judge has no
+    /// vectors of its own (default `embedding-static`, potion; `"none"`:
+    /// by words only). `$SILT_LEDGER_EMBEDDER` goes before it.
+    pub embedder: Option<String>,
     /// A team's ledger in PostgreSQL (`postgres://USER@HOST/DATABASE`);
     /// `$SILT_LEDGER_URL` and `$SILT_LEDGER_PATH` go before it.
     pub url: Option<String>,
@@ -62,6 +67,10 @@ pub struct FetchConfig {
     /// Every internal address (also `$SILT_FETCH_ALLOW_PRIVATE=1`).
     pub allow_private: Option<bool>,
 }
+
+/// The embedding plugin a ledger takes its vectors from when its judge
+/// has none: potion, installed by the README's set-up.
+pub const DEFAULT_EMBEDDER: &str = "embedding-static";
 
 /// The HTTP server's port when neither `--port`, `$SILT_HTTP_PORT` nor
 /// the config sets one.
@@ -210,6 +219,19 @@ impl Config {
     }
 
     /// The auto-sleep threshold: `$SILT_SLEEP_PRESSURE`, the config's
+    /// The plugin giving a ledger vectors when its judge has none:
+    /// `$SILT_LEDGER_EMBEDDER`, `[ledger] embedder`, or potion's judge;
+    /// None for "none".
+    pub fn ledger_embedder(&self) -> Option<String> {
+        let named = std::env::var("SILT_LEDGER_EMBEDDER")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .or_else(|| self.ledger.embedder.clone())
+            .unwrap_or_else(|| DEFAULT_EMBEDDER.to_string());
+        let named = named.trim().to_string();
+        (named != "none").then_some(named)
+    }
+
     /// `[ledger] sleep_pressure`, or the default; 0 turns auto-sleep off.
     pub fn sleep_pressure(&self) -> Result<f64> {
         let value = match std::env::var("SILT_SLEEP_PRESSURE") {

@@ -132,6 +132,9 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Eval(silt::cli::EvalCommand::Ledger(args)) => {
             silt::cli::eval_ledger::run(&app, args).await
         }
+        Command::Eval(silt::cli::EvalCommand::Sleep(args)) => {
+            silt::cli::eval_sleep::run(&app, args).await
+        }
         Command::Eval(silt::cli::EvalCommand::Verify(args)) => {
             silt::cli::eval_verify::run(&app, args).await
         }

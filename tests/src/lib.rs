@@ -21,6 +21,7 @@ pub mod clients {
         repo
     }
 }
+pub mod loopback_model;
 pub mod pdf;
 pub mod postgres;
 pub mod searxng;

@@ -25,17 +25,37 @@ use crate::app::App;
 use crate::bindings::ledger_engine::silt::judge::relations::{Lesson, LessonPair};
 use silt_core::ledger::relate::{self, Decision, Relation, RelationJudge, Verdict};
 
+/// Where the labelled lessons are.
 #[derive(Debug, Args)]
-pub struct EvalLedgerArgs {
-    /// The judge plugin to measure (it must relate lessons).
-    #[arg(long, default_value = "lexical")]
-    pub judge: String,
+pub struct LabelledLessons {
     /// Labelled pairs (JSON lines).
     #[arg(long, default_value = "docs/eval/ledger-pairs.jsonl")]
     pub pairs: PathBuf,
     /// Labelled clusters (JSON lines).
     #[arg(long, default_value = "docs/eval/ledger-clusters.jsonl")]
     pub clusters: PathBuf,
+}
+
+impl LabelledLessons {
+    /// The pairs and the clusters; an error when there are no pairs.
+    pub(crate) fn read(&self) -> Result<(Vec<PairRow>, Vec<ClusterRow>)> {
+        let pairs: Vec<PairRow> = read_lines(&self.pairs)?;
+        anyhow::ensure!(
+            !pairs.is_empty(),
+            "{} holds no labelled pairs",
+            self.pairs.display()
+        );
+        Ok((pairs, read_lines(&self.clusters)?))
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct EvalLedgerArgs {
+    /// The judge plugin to measure (it must relate lessons).
+    #[arg(long, default_value = "lexical")]
+    pub judge: String,
+    #[command(flatten)]
+    pub set: LabelledLessons,
     /// The destructive margin (default: silt.toml's, else 0.8).
     #[arg(long)]
     pub margin: Option<f64>,
@@ -45,26 +65,26 @@ pub struct EvalLedgerArgs {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-struct Text {
-    when: String,
-    prefer: String,
+pub(crate) struct Text {
+    pub when: String,
+    pub prefer: String,
 }
 
 #[derive(Debug, Deserialize)]
-struct PairRow {
-    id: String,
-    split: String,
-    label: String,
-    a: Text,
-    b: Text,
+pub(crate) struct PairRow {
+    pub id: String,
+    pub split: String,
+    pub label: String,
+    pub a: Text,
+    pub b: Text,
 }
 
 #[derive(Debug, Deserialize)]
-struct ClusterRow {
-    id: String,
-    split: String,
-    label: String,
-    lessons: Vec<Text>,
+pub(crate) struct ClusterRow {
+    pub id: String,
+    pub split: String,
+    pub label: String,
+    pub lessons: Vec<Text>,
 }
 
 /// The rows of a JSON-lines file (blank lines skipped), each error naming
@@ -132,8 +152,40 @@ fn action(r: &Relation, margin: f64) -> &'static str {
     }
 }
 
+/// Clusters a parent formed over, of those labelled abstract and of the
+/// others.
+#[derive(Default)]
+pub(crate) struct Formed {
+    abstract_formed: usize,
+    abstract_all: usize,
+    none_formed: usize,
+    none_all: usize,
+}
+
+impl Formed {
+    pub(crate) fn add(&mut self, label: &str, formed: bool) {
+        if label == "abstract" {
+            self.abstract_formed += usize::from(formed);
+            self.abstract_all += 1;
+        } else {
+            self.none_formed += usize::from(formed);
+            self.none_all += 1;
+        }
+    }
+
+    /// "formed/all" of the abstract clusters.
+    pub(crate) fn of_abstract(&self) -> String {
+        format!("{}/{}", self.abstract_formed, self.abstract_all)
+    }
+
+    /// "formed/all" of the clusters that should form none.
+    pub(crate) fn of_none(&self) -> String {
+        format!("{}/{}", self.none_formed, self.none_all)
+    }
+}
+
 /// Precision, recall and F1 of predicting `class`.
-fn prf(rows: &[(&str, &str)], class: &str) -> Value {
+pub(crate) fn prf(rows: &[(&str, &str)], class: &str) -> Value {
     let tp = rows
         .iter()
         .filter(|(l, a)| *l == class && *a == class)
@@ -150,7 +202,7 @@ fn prf(rows: &[(&str, &str)], class: &str) -> Value {
     json!({"precision": round(p), "recall": round(r), "f1": round(f1)})
 }
 
-fn round(x: f64) -> f64 {
+pub(crate) fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
@@ -259,8 +311,7 @@ pub async fn run(app: &App, args: EvalLedgerArgs) -> Result<()> {
         Some(m) => m,
         None => app.config.destructive_margin()?,
     };
-    let pairs: Vec<PairRow> = read_lines(&args.pairs)?;
-    let clusters: Vec<ClusterRow> = read_lines(&args.clusters)?;
+    let (pairs, clusters) = args.set.read()?;
     let info = app.runtime.judge(&args.judge).await?.info.clone();
     let texts: Vec<(&Text, &Text)> = pairs.iter().map(|p| (&p.a, &p.b)).collect();
     let rels = relations(app, &args.judge, &texts).await?;
@@ -282,17 +333,11 @@ pub async fn run(app: &App, args: EvalLedgerArgs) -> Result<()> {
             .iter()
             .filter(|(_, a)| matches!(*a, "merge" | "contradict"))
             .count();
-        let mut cluster_hits = (0, 0, 0, 0); // abstract formed, abstract total, none formed, none total
+        let mut cluster_hits = Formed::default();
         for c in clusters.iter().filter(|c| c.split == split) {
             let formed = abstracts(app, &args.judge, &c.lessons, margin).await?;
             clusters_json.push(json!({"id": c.id, "label": c.label, "formed": formed}));
-            if c.label == "abstract" {
-                cluster_hits.0 += usize::from(formed);
-                cluster_hits.1 += 1;
-            } else {
-                cluster_hits.2 += usize::from(formed);
-                cluster_hits.3 += 1;
-            }
+            cluster_hits.add(&c.label, formed);
         }
         by_split.insert(
             split.into(),
@@ -303,8 +348,8 @@ pub async fn run(app: &App, args: EvalLedgerArgs) -> Result<()> {
                 "held": rows.iter().filter(|(_, a)| *a == "held").count(),
                 "destructive_on_apart": round(destroyed as f64 / apart.len().max(1) as f64),
                 "destructive_wrong": wrong_destructive(&rows),
-                "abstract_formed": format!("{}/{}", cluster_hits.0, cluster_hits.1),
-                "none_formed": format!("{}/{}", cluster_hits.2, cluster_hits.3),
+                "abstract_formed": cluster_hits.of_abstract(),
+                "none_formed": cluster_hits.of_none(),
             }),
         );
     }

@@ -11,6 +11,7 @@ pub mod bench_sieve;
 pub mod demo;
 pub mod eval;
 pub mod eval_ledger;
+pub mod eval_sleep;
 pub mod eval_verify;
 pub mod ledger;
 pub mod models;
@@ -94,6 +95,9 @@ pub enum EvalCommand {
     /// Lesson relations and abstraction on the committed labelled pairs and
     /// clusters (docs/eval), as the sleep pass would act on them.
     Ledger(eval_ledger::EvalLedgerArgs),
+    /// The whole sleep pass on one ledger of every labelled lesson
+    /// (docs/eval): which pairs it finds, merges, resolves and abstracts.
+    Sleep(eval_sleep::EvalSleepArgs),
     /// sieve_verify's verdicts on the committed true and altered claims
     /// (docs/eval/verify): how many altered claims pass as supports_fully.
     Verify(eval_verify::EvalVerifyArgs),

@@ -26,6 +26,7 @@ pub struct SleepSnapshot {
     generation: i64,
     rows: Vec<Entry>,
     judge: String,
+    embedder: Option<String>,
     params: Params,
     vectors: Arc<VectorStore>,
 }
@@ -74,6 +75,9 @@ fn no_captured_entry() -> CallError {
 pub struct LedgerService {
     runtime: Arc<Runtime>,
     judge: String,
+    /// The embedding plugin that gives lessons vectors when the judge has
+    /// none (`[ledger] embedder`).
+    embedder: Option<String>,
     /// The engine's tunables (the destructive margin from silt.toml).
     params: Params,
     pub store: Store,
@@ -98,6 +102,7 @@ impl LedgerService {
         Ok(LedgerService {
             runtime,
             judge: judge.to_string(),
+            embedder: Some(crate::config::DEFAULT_EMBEDDER.to_string()),
             params: default_params(),
             store: Store::open(path)?,
             vectors: Arc::new(VectorStore::open(path)),
@@ -117,6 +122,20 @@ impl LedgerService {
     pub fn set_params(&mut self, params: Params) {
         self.params = params;
         self.session = None;
+    }
+
+    /// Gives lessons the vectors of `embedder` when the judge has none
+    /// (None: words only); a new engine instance.
+    pub fn set_embedder(&mut self, embedder: Option<String>) {
+        if self.embedder != embedder {
+            self.embedder = embedder;
+            self.session = None;
+        }
+    }
+
+    /// Where the engine's vectors come from; None before its first call.
+    pub fn vectors_from(&self) -> Option<&crate::runtime::ledger::VectorsFrom> {
+        self.session.as_ref().map(LedgerSession::vectors_from)
     }
 
     /// Makes later sleep passes ask `judge` (a new engine instance).
@@ -140,7 +159,12 @@ impl LedgerService {
             let keeper: Arc<dyn VectorKeeper> = self.vectors.clone();
             self.session = Some(
                 self.runtime
-                    .open_ledger(&self.judge, &self.params, Some(keeper))
+                    .open_ledger(
+                        &self.judge,
+                        &self.params,
+                        Some(keeper),
+                        self.embedder.as_deref(),
+                    )
                     .await?,
             );
             self.seen = i64::MIN;
@@ -438,6 +462,7 @@ impl LedgerService {
                 generation: self.store.generation()?,
                 rows: self.store.all()?.iter().map(entry_to_wit).collect(),
                 judge: judge.to_string(),
+                embedder: self.embedder.clone(),
                 params: self.params,
                 vectors: self.vectors.clone(),
             })
@@ -458,7 +483,12 @@ impl LedgerService {
         let keeper: Arc<dyn VectorKeeper> = snapshot.vectors.clone();
         let started = std::time::Instant::now();
         let mut session = runtime
-            .open_ledger(&snapshot.judge, &snapshot.params, Some(keeper))
+            .open_ledger(
+                &snapshot.judge,
+                &snapshot.params,
+                Some(keeper),
+                snapshot.embedder.as_deref(),
+            )
             .await?;
         let opened = started.elapsed();
         session.sync(&snapshot.rows).await?;

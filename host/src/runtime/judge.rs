@@ -297,6 +297,11 @@ impl LoadedJudge {
 
     /// Vectors for `texts`, when the judge exports `silt:embed/embed`;
     /// `unsupported` otherwise (the caller falls back to its own scoring).
+    /// Whether the judge exports `silt:embed/embed`.
+    pub fn has_vectors(&self) -> bool {
+        self.embed_pre.is_some()
+    }
+
     pub async fn embed(&self, texts: Vec<String>) -> Result<Embedding, JudgeError> {
         if self.embed_pre.is_none() {
             return Err(JudgeError::Unsupported(format!(

@@ -8,8 +8,9 @@ use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
-use super::capability::judge_calls::{JudgeCalls, Pending, VectorKeeper};
+use super::capability::judge_calls::{BoundJudge, JudgeCalls, Pending, VectorKeeper};
 use super::capability::search_ahead::{PartnerLists, PartnerSearcher, SearchAhead};
+use super::judge::LoadedJudge;
 use super::sandbox::Sandbox;
 use super::state::PluginState;
 use super::{CallError, Loaded, Runtime};
@@ -39,6 +40,8 @@ pub struct LedgerSession {
     poisoned: bool,
     /// Where this session's instances' peak memories are kept.
     peaks: Arc<LedgerPeaks>,
+    /// Where its vectors come from.
+    meaning: VectorsFrom,
 }
 
 /// The largest linear memories ledger engine instances of a runtime grew
@@ -84,17 +87,21 @@ impl Runtime {
     }
 
     /// Starts a ledger engine whose sleep pass asks judge `judge`.
-    /// `vectors` keeps the judge's vectors between processes.
+    /// `vectors` keeps the judge's vectors between processes. `embedder`
+    /// names the embedding plugin whose vectors pair and recall lessons
+    /// when the judge has none of its own.
     pub async fn open_ledger(
         &self,
         judge: &str,
         params: &Params,
         vectors: Option<Arc<dyn VectorKeeper>>,
+        embedder: Option<&str>,
     ) -> Result<LedgerSession, CallError> {
         // A judge without `relate` still serves everything but the sleep
         // pass (the agent-as-judge path needs no judge at all); a sleep that
         // needs it fails with the judge's "unsupported" error.
         let judge = self.judge(judge).await?;
+        let meaning = self.ledger_meaning(&judge, embedder).await;
         let engine = self.ledger_engine().await?;
         let sandbox = engine.sandbox();
         let mut store = sandbox.store()?;
@@ -102,6 +109,7 @@ impl Runtime {
         {
             let s = store.data_mut();
             s.judge = JudgeCalls::new(&s.plugin, Some(judge));
+            s.judge.embedder = meaning.embedder.clone().map(|j| j as Arc<dyn BoundJudge>);
             s.judge.vectors = vectors;
             let second = SecondInstance {
                 engine: engine.clone(),
@@ -127,8 +135,88 @@ impl Runtime {
             engine,
             poisoned: false,
             peaks,
+            meaning: meaning.said,
         })
     }
+
+    /// Where a ledger on `judge` with `embedder` takes its vectors from,
+    /// for answers that say how candidate pairs were found.
+    pub async fn ledger_vectors_from(
+        &self,
+        judge: &str,
+        embedder: Option<&str>,
+    ) -> Result<VectorsFrom, CallError> {
+        let judge = self.judge(judge).await?;
+        Ok(self.ledger_meaning(&judge, embedder).await.said)
+    }
+
+    /// Who gives a ledger on `judge` its vectors: the judge when it has
+    /// them, else the plugin `embedder` names, when it loads.
+    async fn ledger_meaning(&self, judge: &Arc<LoadedJudge>, embedder: Option<&str>) -> Meaning {
+        if judge.has_vectors() {
+            return Meaning {
+                embedder: Some(judge.clone()),
+                said: VectorsFrom::Judge(judge.info.name.clone()),
+            };
+        }
+        let Some(name) = embedder else {
+            return Meaning {
+                embedder: None,
+                said: VectorsFrom::Words(
+                    "no embedding model is configured ([ledger] embedder)".into(),
+                ),
+            };
+        };
+        let loaded = match self.judge(name).await {
+            Ok(j) if j.has_vectors() => j,
+            Ok(_) => {
+                return Meaning {
+                    embedder: None,
+                    said: VectorsFrom::Words(format!(
+                        "[ledger] embedder '{name}' has no vectors (it does not export silt:embed/embed)"
+                    )),
+                };
+            }
+            Err(e) => {
+                tracing::debug!("lessons pair and recall by their words only: {e}");
+                return Meaning {
+                    embedder: None,
+                    said: VectorsFrom::Words(e.to_string()),
+                };
+            }
+        };
+        Meaning {
+            said: VectorsFrom::Model(name.to_string()),
+            embedder: Some(loaded),
+        }
+    }
+}
+
+/// Where a ledger session's vectors come from, as its answers say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VectorsFrom {
+    /// The judge's own (an embedding judge).
+    Judge(String),
+    /// The embedding plugin named, beside a judge without vectors.
+    Model(String),
+    /// None: lessons pair and recall by their words; why.
+    Words(String),
+}
+
+impl VectorsFrom {
+    /// How candidate pairs are found, for a sleep or review answer.
+    pub fn describe(&self) -> String {
+        match self {
+            VectorsFrom::Judge(j) => format!("by meaning (judge {j}'s vectors) and by words"),
+            VectorsFrom::Model(m) => format!("by meaning ({m}'s vectors) and by words"),
+            VectorsFrom::Words(why) => format!("by words only: {why}"),
+        }
+    }
+}
+
+struct Meaning {
+    embedder: Option<Arc<LoadedJudge>>,
+    said: VectorsFrom,
 }
 
 /// A second instance of the ledger engine, in a sandbox of its own (the
@@ -331,6 +419,11 @@ impl LedgerSession {
             count(&ahead.answered),
             count(&ahead.taken_back),
         )
+    }
+
+    /// Where this session's vectors come from.
+    pub fn vectors_from(&self) -> &VectorsFrom {
+        &self.meaning
     }
 
     pub fn poisoned(&self) -> bool {

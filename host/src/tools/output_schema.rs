@@ -167,6 +167,7 @@ pub fn for_tool(name: &str) -> Option<Value> {
             ("generalized", t("integer")),
             ("held_for_review", t("integer")),
             ("undoable", t("array")),
+            ("candidates", t("string")),
         ]),
         "sediment_undo" => sediment(&[
             ("undone", t("integer")),

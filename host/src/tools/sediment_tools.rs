@@ -308,6 +308,7 @@ impl LedgerTools {
                 .destructive_margin()
                 .map_err(|e| format!("{e:#}"))?;
             service.set_params(params);
+            service.set_embedder(self.config.ledger_embedder());
             if let Some((json, entries)) = adopt {
                 service
                     .store
@@ -555,10 +556,16 @@ impl LedgerTools {
             });
         }
         let (s, undoable) = self.sleep_apart(&judge, self.now(), judged).await?;
+        let candidates = self
+            .runtime
+            .ledger_vectors_from(&judge, self.config.ledger_embedder().as_deref())
+            .await
+            .map_err(ToolError::from)?
+            .describe();
         Ok(
             json!({"ok": true, "merged": s.merged, "contradictions_resolved": s.contradictions_resolved,
                    "generalized": s.generalized, "held_for_review": s.held_for_review,
-                   "undoable": undoable}),
+                   "undoable": undoable, "candidates": candidates}),
         )
     }
 

@@ -265,8 +265,18 @@ async fn a_model_grant_shows_that_model_and_nothing_else() {
 /// Runs `silt ledger ARGS` on `home`'s ledger.db with no silt.toml and
 /// answer cache of its own; its stdout, after checking it succeeded.
 fn ledger_cli(home: &std::path::Path, args: &[&str]) -> String {
+    ledger_cli_vectors(home, args, None)
+}
+
+/// [`ledger_cli`] with the ledger's embedder for a judge without vectors
+/// set (`none`: lessons pair and recall by their words).
+fn ledger_cli_vectors(home: &std::path::Path, args: &[&str], embedder: Option<&str>) -> String {
     std::fs::write(home.join("none.toml"), "").unwrap();
-    let out = std::process::Command::new(silt_binary())
+    let mut cmd = std::process::Command::new(silt_binary());
+    if let Some(e) = embedder {
+        cmd.env("SILT_LEDGER_EMBEDDER", e);
+    }
+    let out = cmd
         .arg("ledger")
         .arg("--ledger")
         .arg(home.join("ledger.db"))
@@ -315,16 +325,20 @@ fn recall_with_the_embedding_judge_finds_lessons_by_meaning_without_repeats() {
     for (when, prefer) in lessons {
         silt(&["capture", "--when", when, "--prefer", prefer]);
     }
-    let recall = |judge: &str| -> Vec<String> {
-        let out = silt(&[
-            "--judge",
-            judge,
-            "--json",
-            "recall",
-            "-k",
-            "4",
-            "writing the system prompt for an Anthropic LLM",
-        ]);
+    let recall_with = |judge: &str, embedder: Option<&str>| -> Vec<String> {
+        let out = ledger_cli_vectors(
+            home.path(),
+            &[
+                "--judge",
+                judge,
+                "--json",
+                "recall",
+                "-k",
+                "4",
+                "writing the system prompt for an Anthropic LLM",
+            ],
+            embedder,
+        );
         let v: Value = serde_json::from_str(&out).unwrap();
         v["heuristics"]
             .as_array()
@@ -335,6 +349,7 @@ fn recall_with_the_embedding_judge_finds_lessons_by_meaning_without_repeats() {
     };
     let xml = |w: &String| lessons[..3].iter().any(|l| l.0 == w);
     let trading = |w: &String| w.starts_with("trading prompt");
+    let recall = |judge: &str| recall_with(judge, None);
     let by_meaning = recall("embedding");
     assert!(xml(&by_meaning[0]), "{by_meaning:?}");
     // one lesson said three ways, and two siblings, each come back once
@@ -360,12 +375,18 @@ fn recall_with_the_embedding_judge_finds_lessons_by_meaning_without_repeats() {
     ]);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["count"], 0, "{v}");
-    // the lexical judge ranks by shared letters and repeats the trio
-    let lexical = recall("lexical");
+    // by words alone the lexical judge ranks by shared letters and
+    // repeats the trio
+    let lexical = recall_with("lexical", Some("none"));
     assert!(
         lexical.iter().filter(|w| xml(w)).count() >= 2,
         "{lexical:?}"
     );
+    // with the default embedder (potion) it recalls by meaning: the trio
+    // once, first
+    let lexical = recall("lexical");
+    assert!(xml(&lexical[0]), "{lexical:?}");
+    assert_eq!(lexical.iter().filter(|w| xml(w)).count(), 1, "{lexical:?}");
 }
 
 /// grep with the transformer over a repository of hundreds of long files
@@ -499,12 +520,15 @@ fn lessons_near_in_meaning_are_paired_and_their_vectors_kept() {
     require("minilm");
     let home = tempfile::tempdir().unwrap();
     let ledger = home.path().join("ledger.db");
-    let silt = |args: &[&str]| -> Value {
+    // by words only until the embedding judge is asked, so that its
+    // vectors are the only ones the file keeps
+    let silt_as = |args: &[&str], embedder: Option<&str>| -> Value {
         let args: Vec<&str> = std::iter::once("--json")
             .chain(args.iter().copied())
             .collect();
-        serde_json::from_str(&ledger_cli(home.path(), &args)).unwrap()
+        serde_json::from_str(&ledger_cli_vectors(home.path(), &args, embedder)).unwrap()
     };
+    let silt = |args: &[&str]| silt_as(args, Some("none"));
     // the dev set's merge-05, and a lesson about something else
     let lessons = [
         (
@@ -543,6 +567,17 @@ fn lessons_near_in_meaning_are_paired_and_their_vectors_kept() {
         vec![],
         "the words alone pair them"
     );
+    let want_one = |found: Vec<(String, String)>| {
+        let mut p = [ids[0].clone(), ids[1].clone()];
+        p.sort();
+        let found: Vec<(String, String)> = found
+            .into_iter()
+            .map(|(a, b)| if a < b { (a, b) } else { (b, a) })
+            .collect();
+        assert_eq!(found, vec![(p[0].clone(), p[1].clone())]);
+    };
+    // the default lexical judge pairs them by potion's vectors
+    want_one(pairs(silt_as(&["review"], None)));
     let by_meaning = pairs(silt(&["--judge", "embedding", "review"]));
     let want = {
         let mut p = [ids[0].clone(), ids[1].clone()];

@@ -19,6 +19,7 @@ mod mcp_sediment;
 mod mcp_stdio;
 mod module_cycles;
 mod openai_judge;
+mod pipeline_ceiling;
 mod plugin_distribution;
 mod plugin_languages;
 mod plugin_swap;

@@ -140,7 +140,7 @@ async fn a_judge_without_relate_serves_all_but_the_sleep_pass() {
     let params = silt::runtime::ledger::default_params();
     let mut ledger = app
         .runtime
-        .open_ledger("bad-probs", &params, None)
+        .open_ledger("bad-probs", &params, None, None)
         .await
         .unwrap();
     let now = 1_750_000_000.0;
@@ -168,7 +168,12 @@ async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap()
     let app = App::with_config(Config::default(), false).unwrap();
     let mut ledger = app
         .runtime
-        .open_ledger("lexical", &silt::runtime::ledger::default_params(), None)
+        .open_ledger(
+            "lexical",
+            &silt::runtime::ledger::default_params(),
+            None,
+            None,
+        )
         .await
         .unwrap();
     let now = 1_750_000_000.0;
@@ -229,7 +234,7 @@ pub(crate) async fn sleeps_alike_on_one_core_and_two(
     for one_core in [true, false] {
         let mut ledger = app
             .runtime
-            .open_ledger(judge, &silt::runtime::ledger::default_params(), None)
+            .open_ledger(judge, &silt::runtime::ledger::default_params(), None, None)
             .await
             .unwrap();
         if one_core {
@@ -325,7 +330,7 @@ async fn a_judge_built_against_the_previous_contract_still_relates_lessons() {
     for judge in ["old-lexical", "pair-lexical", "lexical"] {
         let mut ledger = app
             .runtime
-            .open_ledger(judge, &silt::runtime::ledger::default_params(), None)
+            .open_ledger(judge, &silt::runtime::ledger::default_params(), None, None)
             .await
             .unwrap();
         ledger.sync(&demo).await.unwrap();

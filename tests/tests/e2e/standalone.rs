@@ -199,7 +199,7 @@ async fn native_script(script: &Value) -> Value {
     let app = silt::app::App::open(false).unwrap();
     let mut ledger = app
         .runtime
-        .open_ledger("lexical", &default_params(), None)
+        .open_ledger("lexical", &default_params(), None, None)
         .await
         .unwrap();
     let seed: Vec<silt_core::ledger::Entry> =

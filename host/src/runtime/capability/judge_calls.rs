@@ -89,6 +89,11 @@ pub trait VectorKeeper: Send + Sync {
 pub struct JudgeCalls {
     plugin: String,
     judge: Option<Arc<dyn BoundJudge>>,
+    /// Who answers `silt:embed/embed`: the judge itself when it has
+    /// vectors, else an embedding model the ledger is given, so that
+    /// lessons pair (and recall) by meaning whatever judge relates them.
+    /// None: the engine reads words only.
+    pub embedder: Option<Arc<dyn BoundJudge>>,
     /// Where questions look for earlier answers.
     pub answers: Option<Arc<AnswerCache>>,
     /// Where the ledger engine's vectors are kept between processes.
@@ -396,7 +401,11 @@ impl embed_import::Host for JudgeCalls {
         &mut self,
         texts: Vec<String>,
     ) -> wasmtime::Result<Result<embed_import::Embedding, JudgeError>> {
-        let judge = self.bound("vectors")?;
+        let Some(judge) = self.embedder.clone() else {
+            return Ok(Err(JudgeError::Unsupported(
+                "no embedding model gives this ledger vectors".into(),
+            )));
+        };
         let answer = |vectors, c: [f64; 3]| embed_import::Embedding {
             vectors,
             same_above: c[0],
