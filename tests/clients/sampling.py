@@ -2,6 +2,7 @@
 
 Usage: sampling.py stdio SILT_BINARY HOME
        sampling.py http URL TOKEN HOME
+       sampling.py idle URL TOKEN   (connects with sampling, says "connected", waits)
 
 The callback is a perfect model: it reads each numbered item of silt's
 prompt and answers it from the labels below, so every answer silt reads
@@ -184,7 +185,18 @@ def http(url, token):
     return Connect
 
 
+async def idle(connect):
+    async with connect() as (r, w):
+        async with ClientSession(r, w, sampling_callback=perfect()) as s:
+            await s.initialize()
+            print("connected", flush=True)
+            await asyncio.sleep(600)
+
+
 def main():
+    if sys.argv[1] == "idle":
+        asyncio.run(idle(http(sys.argv[2], sys.argv[3])))
+        return
     if sys.argv[1] == "stdio":
         binary, home = sys.argv[2], sys.argv[3]
         connect, is_http = stdio(binary, home), False

@@ -207,17 +207,27 @@ impl BoundServer {
         let server = SiltServer::new_http(runtime.clone(), config, self.options.roots.clone());
         // the server keeps no sessions, so there is no client to tell of a
         // swap: new calls and the next tools/list see it
-        let watch = tokio::spawn(super::plugin_watch::watch(runtime, None));
+        let watch = tokio::spawn(super::plugin_watch::watch(runtime.clone(), None));
         let _stop_watching = AbortOnDrop(watch);
         // cancelled only when the drain runs out, never by the signal
         // itself: a capture that commits during shutdown still says so
         let calls = CancellationToken::new();
+        // a session's event streams stay open while its client is there:
+        // once a stop has let the calls in flight finish, they are closed,
+        // so an idle client that samples does not hold the stop for the
+        // whole drain
+        let sessions_stop = calls.child_token();
+        let _close_sessions = AbortOnDrop(tokio::spawn(close_sessions_when_idle(
+            runtime,
+            shutdown.clone(),
+            sessions_stop.clone(),
+        )));
         let sessions = {
             let server = server.clone();
             StreamableHttpService::new(
                 move || Ok(server.clone()),
                 Arc::new(LocalSessionManager::default()),
-                self.options.session_config(&calls),
+                self.options.session_config(&sessions_stop),
             )
         };
         let stateless = StreamableHttpService::new(
@@ -272,6 +282,19 @@ impl BoundServer {
             }
         }
     }
+}
+
+/// Cancels `sessions` once `shutdown` is and no tool call is running.
+async fn close_sessions_when_idle(
+    runtime: Arc<Runtime>,
+    shutdown: CancellationToken,
+    sessions: CancellationToken,
+) {
+    shutdown.cancelled().await;
+    while runtime.calls_running() > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    sessions.cancel();
 }
 
 /// Asks the kernel to hand over a connection only once its first bytes

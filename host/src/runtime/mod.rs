@@ -230,6 +230,11 @@ impl Runtime {
         }))
     }
 
+    /// Tool calls holding a turn now.
+    pub fn calls_running(&self) -> usize {
+        CONCURRENT_CALLS as usize - self.turns.available_permits()
+    }
+
     /// Waits for a turn to run one tool call; the turn ends when the
     /// permit is dropped. A server takes one per call so that concurrency
     /// queues calls instead of exhausting the instance pool.

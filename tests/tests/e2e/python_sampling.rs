@@ -205,3 +205,34 @@ fn the_command_line_has_no_client_to_sample_and_says_which_judges_work() {
         "{said}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_client_that_samples_does_not_hold_the_http_server_past_its_calls() {
+    use tokio::io::AsyncBufReadExt;
+    let home = tempfile::tempdir().unwrap();
+    let mut served = silt_e2e::http::serve_http(home.path(), "", &[]).await;
+    let mut client = tokio::process::Command::new(python())
+        .arg(SCRIPT)
+        .args(["idle", &served.url, &served.token])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(client.stdout.take().unwrap()).lines();
+    assert_eq!(
+        lines.next_line().await.unwrap().as_deref(),
+        Some("connected")
+    );
+    let pid = served.child.id().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    // its session's event stream is closed once no call runs, not after
+    // the 120 s drain
+    let exited = tokio::time::timeout(std::time::Duration::from_secs(30), served.child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("still serving: {}", served.log.lock().unwrap()))
+        .unwrap();
+    assert!(exited.success(), "{}", served.log.lock().unwrap());
+}
