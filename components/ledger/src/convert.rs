@@ -5,7 +5,7 @@ use silt_core::types::{Answer, AnswerSpace, ChoiceOption};
 
 use crate::silt::judge::relations::Relation;
 use crate::silt::ledger::types::{
-    Candidate, Entry, Event, EventKind, Judgment, Params, Status, Verdict,
+    Candidate, Entry, Event, EventKind, Judgment, Params, ReviewPair, Status, Verdict,
 };
 
 silt_core::ledger_params_conversions!(Params);
@@ -20,6 +20,24 @@ pub fn candidate_out(c: ops::Candidate) -> Candidate {
         b: c.b,
         trigger_similarity: c.trigger_similarity,
         action_similarity: c.action_similarity,
+    }
+}
+
+pub fn review_pair_out(p: core::review::ReviewPair) -> ReviewPair {
+    use core::relate::Verdict as V;
+    ReviewPair {
+        a_id: p.a_id,
+        b_id: p.b_id,
+        a: p.a,
+        b: p.b,
+        relation: match p.relation {
+            V::Merge => Verdict::Merge,
+            V::Contradict => Verdict::Contradict,
+            V::Sibling => Verdict::Sibling,
+            V::Distinct => Verdict::Distinct,
+        },
+        probability: p.probability,
+        held: p.held,
     }
 }
 

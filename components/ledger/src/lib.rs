@@ -19,8 +19,8 @@ use std::collections::HashMap;
 
 use exports::silt::ledger::engine::{Guest, GuestLedger};
 use silt::ledger::types::{
-    ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, LedgerError,
-    Params, Redundancy, Skipped, SleepReport,
+    ApplyReport, Candidate, CaptureRelation, Change, Entry, Feedback, HomeostasisReport, Judgment,
+    LedgerError, Params, Redundancy, ReviewPage, ReviewPair, Skipped, SleepReport,
 };
 use silt_core::ledger::{self as core, ops};
 
@@ -556,6 +556,85 @@ impl GuestLedger for LedgerResource {
             .into_iter()
             .map(convert::candidate_out)
             .collect()
+    }
+
+    fn review_page(&self, limit: u32) -> Result<ReviewPage, LedgerError> {
+        self.refresh_vectors();
+        let page = core::review::review_page(
+            &self.ledger.borrow(),
+            &mut ImportedRelations::default(),
+            limit as usize,
+        )
+        .map_err(LedgerError::JudgeFailed)?;
+        Ok(ReviewPage {
+            pairs: page
+                .pairs
+                .into_iter()
+                .map(convert::review_pair_out)
+                .collect(),
+            remaining: page.remaining.min(u32::MAX as usize) as u32,
+        })
+    }
+
+    fn near_lessons(&self, id: String, limit: u32) -> Result<Vec<ReviewPair>, LedgerError> {
+        let i = self
+            .ledger
+            .borrow()
+            .index_of(&id)
+            .map_err(|e| LedgerError::UnknownId(e.to_string()))?;
+        // its pairs by meaning need its vectors
+        self.refresh_vectors();
+        let near = core::review::near_lessons(
+            &mut self.ledger.borrow_mut(),
+            &mut ImportedRelations::default(),
+            i,
+            limit as usize,
+        )
+        .map_err(LedgerError::JudgeFailed)?;
+        Ok(near.into_iter().map(convert::review_pair_out).collect())
+    }
+
+    fn settle(
+        &self,
+        id: String,
+        relation: CaptureRelation,
+        other: String,
+        now: f64,
+    ) -> Result<Change, LedgerError> {
+        let (new, old) = {
+            let l = self.ledger.borrow();
+            let find = |id: &str| {
+                l.index_of(id)
+                    .map_err(|e| LedgerError::UnknownId(e.to_string()))
+            };
+            let (new, old) = (find(&id)?, find(&other)?);
+            if new == old {
+                return Err(LedgerError::Invalid(format!(
+                    "a lesson cannot relate to itself ('{id}')"
+                )));
+            }
+            for i in [new, old] {
+                let e = &l.entries[i];
+                if e.status != core::Status::Active {
+                    return Err(LedgerError::Invalid(
+                        format!("lesson '{}' is {:?}, not active", e.id, e.status).to_lowercase(),
+                    ));
+                }
+            }
+            (new, old)
+        };
+        let relation = match relation {
+            CaptureRelation::Restates => core::review::CaptureRelation::Restates,
+            CaptureRelation::Contradicts => core::review::CaptureRelation::Contradicts,
+            CaptureRelation::Refines => core::review::CaptureRelation::Refines,
+        };
+        self.vectors_current.set(false);
+        Ok(self
+            .touching(|l| {
+                let events = core::review::settle(l, new, old, relation, now);
+                ((), vec![new, old], events)
+            })
+            .1)
     }
 
     fn apply_judgments(&self, judgments: Vec<Judgment>, now: f64) -> (ApplyReport, Change) {

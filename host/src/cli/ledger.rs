@@ -307,11 +307,12 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
                         p.iter()
                             .map(|c| {
                                 format!(
-                                    "{} ~ {} ({} / {})\n  {}\n  {}",
+                                    "{} ~ {} ({} {}{})\n  {}\n  {}",
                                     c["a_id"],
                                     c["b_id"],
-                                    c["trigger_similarity"],
-                                    c["action_similarity"],
+                                    c["suspected"].as_str().unwrap_or(""),
+                                    c["p"],
+                                    if c["held"] == true { ", held" } else { "" },
                                     c["a"].as_str().unwrap_or(""),
                                     c["b"].as_str().unwrap_or("")
                                 )

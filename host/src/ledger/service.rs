@@ -10,8 +10,8 @@ use silt_core::ledger::events::Event;
 use super::store::{Pressure, Store};
 use super::vectors::VectorStore;
 use crate::bindings::ledger_engine::silt::ledger::types::{
-    ApplyReport, Candidate, Change, Entry, Feedback, HomeostasisReport, Judgment, Params,
-    Redundancy, SleepReport,
+    ApplyReport, Candidate, CaptureRelation, Change, Entry, Feedback, HomeostasisReport, Judgment,
+    Params, Redundancy, ReviewPage, ReviewPair, SleepReport,
 };
 use crate::ledger::values::{entry_from_wit, entry_to_wit, event_from_wit};
 use crate::runtime::capability::judge_calls::VectorKeeper;
@@ -448,6 +448,38 @@ impl LedgerService {
 
     pub async fn review_candidates(&mut self) -> Result<Vec<Candidate>, CallError> {
         self.read(async |s| s.review_candidates().await).await
+    }
+
+    /// The first `limit` undecided pairs, most in need of a verdict first,
+    /// and how many remain (`silt:ledger`'s `review-page`).
+    pub async fn review_page(&mut self, limit: u32) -> Result<ReviewPage, CallError> {
+        self.read(async |s| s.review_page(limit).await).await
+    }
+
+    /// The near lessons a capture of `id` asks the agent about.
+    pub async fn near_lessons(
+        &mut self,
+        id: &str,
+        limit: u32,
+    ) -> Result<Vec<ReviewPair>, CallError> {
+        self.read(async |s| s.near_lessons(id, limit).await).await
+    }
+
+    /// Acts on the relation an agent gave lesson `id` with `other`.
+    pub async fn settle(
+        &mut self,
+        id: &str,
+        relation: CaptureRelation,
+        other: &str,
+        now: f64,
+    ) -> Result<Vec<Event>, CallError> {
+        self.begin().await?;
+        let out = self
+            .session_mut()
+            .settle(id, relation, other, now)
+            .await
+            .map(|c| ((), c));
+        Ok(self.finish(out)?.1)
     }
 
     /// The rows a sleep asking `judge` can work on without the lock.

@@ -208,8 +208,8 @@ impl SiltServer {
     #[tool(
         name = "sediment_review_candidates",
         output_schema = crate::tools::output_schema::of("sediment_review_candidates"),
-        description = "Pairs of similar lessons for you to judge (merge, contradict or distinct); send verdicts to sediment_apply_judgments.",
-        input_schema = schema_for_type::<sed::NoParams>(),
+        description = "A page of lesson pairs for you to judge (merge, contradict or distinct), most in need of a verdict first, and how many remain; send verdicts to sediment_apply_judgments, then ask for the next page. A judged pair is not offered again until a lesson changes.",
+        input_schema = schema_for_type::<sed::ReviewParams>(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn sediment_review_candidates(&self, args: JsonObject) -> CallToolResult {

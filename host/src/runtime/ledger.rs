@@ -484,6 +484,50 @@ impl LedgerSession {
             .await)
     }
 
+    /// `silt:ledger`'s `review-page`: the pairs most in need of a verdict.
+    pub async fn review_page(
+        &mut self,
+        limit: u32,
+    ) -> Result<crate::bindings::ledger_engine::silt::ledger::types::ReviewPage, CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_review_page(&mut *store, res, limit)
+            .await)?
+        .map_err(ledger_error)
+    }
+
+    /// `silt:ledger`'s `near-lessons`: what a capture asks about.
+    pub async fn near_lessons(
+        &mut self,
+        id: &str,
+        limit: u32,
+    ) -> Result<Vec<crate::bindings::ledger_engine::silt::ledger::types::ReviewPair>, CallError>
+    {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_near_lessons(&mut *store, res, id, limit)
+            .await)?
+        .map_err(ledger_error)
+    }
+
+    /// `silt:ledger`'s `settle`: the relation an agent gave a capture.
+    pub async fn settle(
+        &mut self,
+        id: &str,
+        relation: crate::bindings::ledger_engine::silt::ledger::types::CaptureRelation,
+        other: &str,
+        now: f64,
+    ) -> Result<Change, CallError> {
+        call!(self, |b, store, res| b
+            .silt_ledger_engine()
+            .ledger()
+            .call_settle(&mut *store, res, id, relation, other, now)
+            .await)?
+        .map_err(ledger_error)
+    }
+
     pub async fn apply_judgments(
         &mut self,
         judgments: &[Judgment],

@@ -177,6 +177,7 @@ pub fn for_tool(name: &str) -> Option<Value> {
         "sediment_forget" => sediment(&[("forgotten", t("string"))]),
         "sediment_review_candidates" => sediment(&[
             ("count", t("integer")),
+            ("remaining", t("integer")),
             (
                 "pairs",
                 array_of(object(&[("a_id", t("string")), ("b_id", t("string"))])),

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::Mutex;
 
 use crate::bindings::ledger_engine::silt::ledger::types::{
-    Feedback, Judgment, SleepReport, Verdict,
+    CaptureRelation, Feedback, Judgment, SleepReport, Verdict,
 };
 use crate::config::Config;
 use crate::ledger::sediment_json;
@@ -69,6 +69,53 @@ pub struct CaptureParams {
     /// positive, negative or neutral (default neutral).
     #[serde(default)]
     pub feedback: Option<FeedbackParam>,
+    /// How this lesson relates to one already in the ledger, decided now
+    /// while it is fresh (e.g. the answer to an earlier capture's
+    /// `near` question).
+    #[serde(default)]
+    pub relates_to: Option<RelatesToParam>,
+}
+
+/// A captured lesson's relation to one already held.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
+#[serde(deny_unknown_fields)]
+pub struct RelatesToParam {
+    /// The other lesson's id (active).
+    #[serde(deserialize_with = "crate::tools::schema::id")]
+    pub id: String,
+    /// restates (merged with it), contradicts (the new lesson wins; the
+    /// other is kept as its boundary) or refines (both kept, the pair
+    /// never merged or resolved by sleep).
+    pub relation: RelationParam,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
+#[serde(rename_all = "lowercase")]
+pub enum RelationParam {
+    Restates,
+    Contradicts,
+    Refines,
+}
+
+/// sediment_review_candidates
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::tools::schema::portable)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewParams {
+    /// Pairs on this page, 1 to 50 (default 10). Answer them with
+    /// sediment_apply_judgments and ask again for the next.
+    #[serde(
+        default = "default_page",
+        deserialize_with = "crate::tools::schema::u32"
+    )]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: u32,
+}
+
+fn default_page() -> u32 {
+    10
 }
 
 /// sediment_confirm and sediment_contradict
@@ -87,8 +134,8 @@ pub struct IdParams {
 #[serde(deny_unknown_fields)]
 pub struct UndoParams {
     /// The event's number in the log (`seq` in `silt ledger history`,
-    /// `sediment_stats` telemetry and sleep's events): a merge or a
-    /// resolved contradiction.
+    /// `sediment_stats` telemetry and sleep's events): a merge, a
+    /// resolved contradiction or an abstraction.
     pub event: i64,
 }
 
@@ -105,7 +152,7 @@ pub struct ForgetParams {
     pub reason: Option<String>,
 }
 
-/// sediment_consolidate and sediment_review_candidates
+/// sediment_consolidate
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
@@ -354,10 +401,41 @@ impl LedgerTools {
             feedback,
             now,
         };
+        let relates = match &p.relates_to {
+            Some(r) => Some(self.related_lesson(r).await?),
+            None => None,
+        };
         let Done::Captured(e) = self.batched(op).await? else {
             unreachable!("a capture answers with the lesson stored")
         };
         let mut out = json!({"ok": true, "captured": view(&e, now)});
+        match relates {
+            Some((relation, other)) => {
+                // the lesson is committed: a failure here is a warning, and
+                // the agent can give the verdict with apply_judgments
+                let settled = self
+                    .service()
+                    .await?
+                    .settle(&e.id, relation, &other, now)
+                    .await;
+                match settled {
+                    Ok(events) => {
+                        out["settled"] =
+                            json!(events
+                            .iter()
+                            .map(|ev| json!({"kind": ev.kind, "id": ev.id, "others": ev.others}))
+                            .collect::<Vec<_>>())
+                    }
+                    Err(err) => out["settle_error"] = json!(err.to_string()),
+                }
+            }
+            None => {
+                if let Some(near) = self.near_question(&e.id).await {
+                    out["near"] = near.0;
+                    out["question"] = json!(near.1);
+                }
+            }
+        }
         if threshold > 0.0 {
             // Auto-scheduled sleep: by redundancy pressure, not a turn count.
             // The lesson is committed by now, so nothing here may turn the
@@ -382,6 +460,65 @@ impl LedgerTools {
             }
         }
         Ok(out)
+    }
+
+    /// The relation a capture gives, checked before anything is written:
+    /// the other lesson must be in the ledger and active.
+    async fn related_lesson(
+        &self,
+        r: &RelatesToParam,
+    ) -> Result<(CaptureRelation, String), ToolError> {
+        let found = self
+            .service()
+            .await?
+            .store
+            .get(&r.id)
+            .map_err(|e| format!("{e:#}"))?;
+        match found {
+            Some(e) if e.status == silt_core::ledger::Status::Active => {}
+            Some(e) => {
+                return Err(ToolError::invalid(format!(
+                    "relates_to.id '{}' is {:?}, not active; relate the new lesson to an active one",
+                    r.id, e.status
+                )
+                .to_lowercase()));
+            }
+            None => {
+                return Err(ToolError::invalid(format!(
+                    "relates_to.id '{}' is no lesson in this ledger; sediment_stats lists them",
+                    r.id
+                )));
+            }
+        }
+        let relation = match r.relation {
+            RelationParam::Restates => CaptureRelation::Restates,
+            RelationParam::Contradicts => CaptureRelation::Contradicts,
+            RelationParam::Refines => CaptureRelation::Refines,
+        };
+        Ok((relation, r.id.clone()))
+    }
+
+    /// Up to 3 lessons near the one just captured that the judge could
+    /// not clear as distinct, and the question to put to the agent; none
+    /// when there are none (or the judge failed: the capture stands).
+    async fn near_question(&self, id: &str) -> Option<(Value, String)> {
+        let mut service = self.service().await.ok()?;
+        let near = service.near_lessons(id, 3).await.ok()?;
+        if near.is_empty() {
+            return None;
+        }
+        let pairs: Vec<Value> = near
+            .iter()
+            .map(|p| json!({"id": p.b_id, "lesson": p.b, "relation": verdict_word(p.relation), "p": p.probability}))
+            .collect();
+        Some((
+            json!(pairs),
+            format!(
+                "Does {id} restate, contradict or refine any of these near lessons, or is it \
+                 distinct? Capture again with relates_to, or send sediment_apply_judgments \
+                 verdicts (merge, contradict, distinct) for ({id}, other)."
+            ),
+        ))
     }
 
     /// Runs `op` with every other recall and capture waiting for the
@@ -674,17 +811,28 @@ impl LedgerTools {
     }
 
     pub async fn review(&self, args: Map<String, Value>) -> ToolOutcome {
-        let _: NoParams = parse(args)?;
-        let pairs: Vec<Value> = self
+        let p: ReviewParams = parse(args)?;
+        let limit = range("limit", p.limit, 1, 50)?;
+        let page = self
             .service()
             .await?
-            .review_candidates()
+            .review_page(limit)
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        // compact: a page of 10 ordinary lessons is about 3k characters
+        let pairs: Vec<Value> = page
+            .pairs
             .iter()
-            .map(|c| json!({"a_id": c.a_id, "b_id": c.b_id, "a": c.a, "b": c.b, "trigger_similarity": c.trigger_similarity, "action_similarity": c.action_similarity}))
+            .map(|c| {
+                let mut pair = json!({"a_id": c.a_id, "b_id": c.b_id, "a": c.a, "b": c.b,
+                    "suspected": verdict_word(c.relation), "p": c.probability});
+                if c.held {
+                    pair["held"] = json!(true);
+                }
+                pair
+            })
             .collect();
-        Ok(json!({"ok": true, "count": pairs.len(), "pairs": pairs}))
+        Ok(json!({"ok": true, "count": pairs.len(), "remaining": page.remaining, "pairs": pairs}))
     }
 
     pub async fn apply(&self, args: Map<String, Value>) -> ToolOutcome {
@@ -762,9 +910,24 @@ fn undoable(events: &[silt_core::ledger::events::Event], seqs: &[i64]) -> Vec<Va
     events
         .iter()
         .zip(seqs)
-        .filter(|(e, _)| matches!(e.kind, EventKind::Merged | EventKind::Resolved))
+        .filter(|(e, _)| {
+            matches!(
+                e.kind,
+                EventKind::Merged | EventKind::Resolved | EventKind::Abstracted
+            )
+        })
         .map(|(e, seq)| json!({"event": seq, "kind": e.kind, "kept": e.id, "retired": e.others}))
         .collect()
+}
+
+/// A relation as the tools say it.
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Merge => "merge",
+        Verdict::Contradict => "contradict",
+        Verdict::Sibling => "sibling",
+        Verdict::Distinct => "distinct",
+    }
 }
 
 /// What fires most, what was pruned (and why), and how the ledger drifted.

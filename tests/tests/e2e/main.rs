@@ -28,6 +28,7 @@ mod postgres_ledger;
 mod private_files;
 mod python_sampling;
 mod python_sdk;
+mod review_loop;
 mod runtime;
 mod search;
 mod search_cli;

@@ -113,7 +113,10 @@ async fn the_tools_on(home: &std::path::Path, ledger: (&str, &str)) {
         json!({"when": "non-reasoning GPT target", "prefer": "do not inject CoT, keep it terse"}),
     )
     .await;
-    let b_id = b["captured"]["id"].as_str().unwrap().to_string();
+    let b_id = b["captured"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{b}"))
+        .to_string();
 
     let (ok, r) = call(
         &client,
@@ -130,8 +133,18 @@ async fn the_tools_on(home: &std::path::Path, ledger: (&str, &str)) {
     assert!(ok && c["updated"]["confidence"] == 0.15, "{c}");
 
     let (ok, review) = call(&client, "sediment_review_candidates", json!({})).await;
-    assert!(ok && review["count"] == 1, "{review}");
-    assert_eq!(review["pairs"][0]["trigger_similarity"], 1.0);
+    assert!(
+        ok && review["count"] == 1 && review["remaining"] == 0,
+        "{review}"
+    );
+    assert!(review["pairs"][0]["suspected"].is_string(), "{review}");
+    assert!(
+        review["pairs"][0]["a"]
+            .as_str()
+            .unwrap()
+            .contains(" → PREFER "),
+        "{review}"
+    );
 
     let (ok, applied) = call(
         &client,

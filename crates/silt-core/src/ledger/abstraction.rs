@@ -23,16 +23,9 @@ pub fn abstract_parent(
     id: String,
     now: f64,
 ) -> Event {
-    let strongest = *members
-        .iter()
-        .max_by(|&&a, &&b| {
-            let (ea, eb) = (&ledger.entries[a], &ledger.entries[b]);
-            ea.confirm_count
-                .cmp(&eb.confirm_count)
-                .then(ea.effective(now).total_cmp(&eb.effective(now)))
-                .then(b.cmp(&a))
-        })
-        .expect("a cluster has members");
+    let strongest = strongest(ledger, members, now);
+    // what undo restores: the members as they were
+    let before: Vec<Entry> = members.iter().map(|&m| ledger.entries[m].clone()).collect();
     let best = members
         .iter()
         .map(|&m| ledger.entries[m].effective(now))
@@ -63,9 +56,25 @@ pub fn abstract_parent(
         &parent.id,
         children,
         format!("{} siblings share the action", members.len()),
-    );
+    )
+    .with_before(before);
     ledger.entries.push(parent);
     event
+}
+
+/// The member whose action a parent takes: the most confirmed, then the
+/// most confident, then the first.
+pub fn strongest(ledger: &Ledger, members: &[usize], now: f64) -> usize {
+    *members
+        .iter()
+        .max_by(|&&a, &&b| {
+            let (ea, eb) = (&ledger.entries[a], &ledger.entries[b]);
+            ea.confirm_count
+                .cmp(&eb.confirm_count)
+                .then(ea.effective(now).total_cmp(&eb.effective(now)))
+                .then(b.cmp(&a))
+        })
+        .expect("a cluster has members")
 }
 
 /// The parent's situation, in the words a person would write for a group

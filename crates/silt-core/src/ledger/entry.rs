@@ -40,6 +40,11 @@ pub struct Entry {
     /// Sediment file, where it equals `last_confirmed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decayed_at: Option<f64>,
+    /// What an agent decided about this lesson and others, and what undos
+    /// took back, against both lessons' versions
+    /// (see the `decisions` module). Absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<super::kept_verdicts::Decision>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -68,8 +73,25 @@ impl Entry {
             status: Status::Active,
             note: String::new(),
             decayed_at: Some(now),
+            verdicts: Vec::new(),
             extra: Map::new(),
         }
+    }
+
+    /// This entry with the verdicts that crossed the WIT boundary inside
+    /// `extra` moved back to their field (where the store keeps them).
+    /// Verdicts that do not read as such stay unknown fields, kept as
+    /// they are.
+    pub fn with_verdicts_from_extra(mut self) -> Self {
+        if let Some(v) = self.extra.remove("verdicts") {
+            match serde_json::from_value(v.clone()) {
+                Ok(verdicts) => self.verdicts = verdicts,
+                Err(_) => {
+                    self.extra.insert("verdicts".into(), v);
+                }
+            }
+        }
+        self
     }
 
     /// The time decay is measured from.

@@ -20,6 +20,9 @@ pub enum EventKind {
     /// A merge or a resolved contradiction taken back (`silt ledger
     /// undo`): `others` are the lessons active again.
     Undone,
+    /// An abstraction taken back (`silt ledger undo`): the parent `id` is
+    /// retired and `others`, the children it folded, are active again.
+    Unfolded,
     /// An entry deleted on request (`silt ledger forget`); only its id and
     /// the reason remain, here. `others` repeats the id when the entry was
     /// active, so the drift counts it.
@@ -79,6 +82,7 @@ impl EventKind {
             EventKind::Merged | EventKind::Resolved | EventKind::Forgotten => -others,
             EventKind::Abstracted => n - others,
             EventKind::Undone => others,
+            EventKind::Unfolded => others - n,
             EventKind::Fired
             | EventKind::Confirmed
             | EventKind::Contradicted
@@ -121,5 +125,6 @@ mod tests {
         assert_eq!(EventKind::Abstracted.active_delta(1, 3), -2);
         assert_eq!(EventKind::Fired.active_delta(9, 0), 0);
         assert_eq!(EventKind::Undone.active_delta(1, 1), 1);
+        assert_eq!(EventKind::Unfolded.active_delta(1, 3), 2);
     }
 }

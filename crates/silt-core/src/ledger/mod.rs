@@ -6,18 +6,23 @@
 pub mod abstraction;
 mod best_first;
 pub mod candidates;
+pub mod decisions;
+#[cfg(test)]
+mod decisions_stick;
 pub mod demo;
 mod dense_counts;
 pub mod entry;
 pub mod events;
 pub(crate) mod folded;
 mod ivf;
+pub mod kept_verdicts;
 pub mod limits;
 pub mod meaning;
 mod neighbours;
 pub mod ops;
 mod recall_index;
 pub mod relate;
+pub mod review;
 pub mod rows;
 pub mod similarity;
 mod sketch;

@@ -14,6 +14,7 @@ use super::best_first::visit_in_order;
 use super::entry::{Entry, Status};
 use super::events::{Event, EventKind};
 use super::folded::{MERGED_INTO, Positions, is_folded};
+use super::kept_verdicts::DecidedBy;
 use super::meaning::{Cuts, VectorCache, dot};
 use super::recall_index::RecallIndex;
 use super::relate::Verdict;
@@ -584,6 +585,24 @@ impl Ledger {
     /// How many other active entries entry `i` forms a candidate pair with
     /// among those `keep` lets through (by position and entry), in one scan.
     fn partners_of(&mut self, i: usize, keep: impl Fn(usize, &Entry) -> bool) -> usize {
+        self.partner_list(i, keep).len()
+    }
+
+    /// Entry `i`'s undecided candidate pairs, as the other entry's
+    /// position and the triggers' similarity in words, in one scan: what
+    /// a capture asks about (the `review` module's `near_lessons`).
+    pub fn pairs_with(&mut self, i: usize) -> Vec<(usize, f64)> {
+        let partners = self.partner_list(i, |_, _| true);
+        partners
+            .into_iter()
+            .filter(|&j| self.decided(i, j).is_none())
+            .map(|j| (j, text_sim(&self.entries[i].when, &self.entries[j].when)))
+            .collect()
+    }
+
+    /// The other active entries entry `i` forms a candidate pair with
+    /// among those `keep` lets through, in one scan.
+    fn partner_list(&mut self, i: usize, keep: impl Fn(usize, &Entry) -> bool) -> Vec<usize> {
         refresh_sets(
             &self.entries,
             &mut self.trigger_sets,
@@ -591,7 +610,7 @@ impl Ledger {
             false,
         );
         let Some(CachedSets { sets: mine, .. }) = &self.trigger_sets[i] else {
-            return 0;
+            return Vec::new();
         };
         let cuts = self.vectors.cuts();
         let near = cuts.and_then(|c| {
@@ -616,7 +635,8 @@ impl Ledger {
                         })
                     })
             })
-            .count()
+            .map(|(j, _)| j)
+            .collect()
     }
 
     /// How many other active entries entry `i` forms a candidate pair
@@ -708,6 +728,40 @@ impl Ledger {
     /// and, when the judge has vectors, the pairs near in meaning (by
     /// trigger or whole lesson) whose words differ.
     pub fn review_candidates(&self) -> Vec<Candidate> {
+        self.review_pairs()
+            .into_iter()
+            .map(|(i, j, sim)| {
+                let (a, b) = (&self.entries[i], &self.entries[j]);
+                Candidate {
+                    a_id: a.id.clone(),
+                    b_id: b.id.clone(),
+                    a: a.render(),
+                    b: b.render(),
+                    trigger_similarity: round3(sim),
+                    action_similarity: round3(text_sim(&a.prefer, &b.prefer)),
+                }
+            })
+            .collect()
+    }
+
+    /// The pairs of [`Self::review_candidates`] as entry positions
+    /// (i < j by active order) with their triggers' similarity in words,
+    /// without the pairs a recorded verdict settles
+    /// (the `decisions` module): asked once, a pair is not offered again
+    /// until one of its lessons changes.
+    pub fn review_pairs(&self) -> Vec<(usize, usize, f64)> {
+        let positions: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].status == Status::Active)
+            .collect();
+        self.active_pairs()
+            .into_iter()
+            .map(|(i, j, sim)| (positions[i], positions[j], sim))
+            .filter(|&(a, b, _)| self.decided(a, b).is_none())
+            .collect()
+    }
+
+    /// Candidate pairs as places among the active entries.
+    fn active_pairs(&self) -> Vec<(usize, usize, f64)> {
         let (active, triggers) = self.active_triggers();
         let mut pairs: Vec<(usize, usize, f64)> =
             super::candidates::similar_pairs(&triggers, self.params.candidate_threshold);
@@ -727,16 +781,6 @@ impl Ledger {
             pairs.sort_by_key(|&(i, j, _)| (i, j));
         }
         pairs
-            .into_iter()
-            .map(|(i, j, sim)| Candidate {
-                a_id: active[i].id.clone(),
-                b_id: active[j].id.clone(),
-                a: active[i].render(),
-                b: active[j].render(),
-                trigger_similarity: round3(sim),
-                action_similarity: round3(text_sim(&active[i].prefer, &active[j].prefer)),
-            })
-            .collect()
     }
 
     /// Applies the agent's verdicts; each is applied or skipped with a reason.
@@ -788,7 +832,12 @@ impl Ledger {
                     events.push(self.resolve(a, b, now));
                     applied.contradictions_resolved += 1;
                 }
-                Verdict::Sibling | Verdict::Distinct => applied.distinct += 1,
+                Verdict::Sibling | Verdict::Distinct => {
+                    // remembered on both lessons' versions: neither sleep
+                    // nor review asks about these two texts again
+                    self.record_decision(a, b, j.verdict, DecidedBy::Agent, now);
+                    applied.distinct += 1;
+                }
             }
         }
         (applied, events)
@@ -832,11 +881,18 @@ impl Ledger {
     /// Keeps the stronger of two contradicting entries, with the other's
     /// action as a boundary note.
     pub fn resolve(&mut self, a: usize, b: usize, now: f64) -> Event {
-        let before = vec![self.entries[a].clone(), self.entries[b].clone()];
         let rank = |e: &Entry| (e.confirm_count, e.effective(now), e.last_confirmed);
         let (ra, rb) = (rank(&self.entries[a]), rank(&self.entries[b]));
         let a_wins = ra.0 > rb.0 || (ra.0 == rb.0 && (ra.1, ra.2) >= (rb.1, rb.2));
         let (win, lose) = if a_wins { (a, b) } else { (b, a) };
+        self.resolve_for(win, lose, now)
+    }
+
+    /// Resolves the contradiction between `win` and `lose` in `win`'s
+    /// favour: `lose` retires and its action becomes `win`'s boundary
+    /// note.
+    pub fn resolve_for(&mut self, win: usize, lose: usize, now: f64) -> Event {
+        let before = vec![self.entries[win].clone(), self.entries[lose].clone()];
         let loser_prefer = self.entries[lose].prefer.clone();
         let w = &mut self.entries[win];
         w.note = format!(

@@ -12,14 +12,14 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::Serialize;
 
-use super::abstraction::{GroupName, abstract_parent, trigger_words};
+use super::abstraction::{GroupName, abstract_parent, parent_trigger, strongest, trigger_words};
 use super::candidates::{MAX_PARTNERS, PartnerGroups, PartnerSearch};
 use super::entry::{Entry, Status};
 use super::events::Event;
 use super::folded::FOLDED_UNDER;
 use super::meaning::check_pairs;
 use super::ops::Ledger;
-use super::relate::{Decision, Lesson, Relation, RelationJudge, Verdict, decide};
+use super::relate::{Decision, Lesson, Relation, RelationJudge, Verdict, decide, most_probable};
 use super::spare_core::{NoSpareCore, SpareCore};
 use super::trigger_order::TriggerOrder;
 use super::twins::Twins;
@@ -154,6 +154,10 @@ pub fn sleep_staged(
                 {
                     continue;
                 }
+                // a verdict recorded on these two versions (an agent's, or
+                // an undo's) stands instead of the judge's: a pass never
+                // retakes a step that was judged or taken back
+                let ruling = ledger.ruling(a, b, ruling);
                 let verdict = match ruling {
                     Some(v) => v,
                     None => {
@@ -194,7 +198,7 @@ pub fn sleep_staged(
         judged.judging,
         &[("pairs", judged.known.len()), ("ahead", judged.ahead)],
     );
-    for (members, when) in sibling_groups(ledger, &siblings) {
+    for (members, when) in held_together(ledger, judge, sibling_groups(ledger, &siblings), now)? {
         events.push(abstract_parent(ledger, &members, when, new_id(), now));
         report.generalized += 1;
     }
@@ -981,6 +985,96 @@ fn sibling_groups(ledger: &Ledger, edges: &[(usize, usize)]) -> Vec<(Vec<usize>,
         }
     }
     groups
+}
+
+/// The groups whose parent's action every member keeps as its own: a
+/// parent takes its strongest member's action, and each member was judged
+/// a sibling of the group's centre, not of that member, so two members
+/// may want opposite things ("skip writing new tests" and "check that the
+/// tests cover the change" under a parent "keep behaviour identical and
+/// run the tests"). Each member whose action differs from the parent's
+/// is related, in its own situation, with the parent's action in that
+/// situation; it stays only when the judge reads the two as the same
+/// lesson (merge the most probable: not distinct, not contradicting).
+/// A member an undone abstraction keeps apart from one already in the
+/// group leaves too. A group
+/// left with fewer than `abstraction_min` members makes no parent; the
+/// others are named anew. All the checks go to the judge in one call.
+fn held_together(
+    ledger: &Ledger,
+    judge: &mut dyn RelationJudge,
+    groups: Vec<(Vec<usize>, String)>,
+    now: f64,
+) -> Result<Vec<(Vec<usize>, String)>, String> {
+    let sources: Vec<usize> = groups
+        .iter()
+        .map(|(members, _)| strongest(ledger, members, now))
+        .collect();
+    let mut asked: Vec<(usize, usize)> = Vec::new();
+    for ((members, _), &source) in groups.iter().zip(&sources) {
+        let action = &ledger.entries[source].prefer;
+        asked.extend(
+            members
+                .iter()
+                .filter(|&&m| ledger.entries[m].prefer != *action)
+                .map(|&m| (m, source)),
+        );
+    }
+    let checks: Vec<(Lesson<'_>, Lesson<'_>)> = asked
+        .iter()
+        .map(|&(m, source)| {
+            let child = &ledger.entries[m];
+            (
+                Lesson {
+                    when: &child.when,
+                    prefer: &child.prefer,
+                },
+                Lesson {
+                    when: &child.when,
+                    prefer: &ledger.entries[source].prefer,
+                },
+            )
+        })
+        .collect();
+    let relations = if checks.is_empty() {
+        Vec::new()
+    } else {
+        judge.relate(&checks)?
+    };
+    one_per_pair(&relations, &asked)?;
+    let refused: HashSet<usize> = asked
+        .iter()
+        .zip(&relations)
+        .filter(|(_, r)| most_probable(r) != Verdict::Merge)
+        .map(|(&(m, _), _)| m)
+        .collect();
+    let min = ledger.params.abstraction_min.max(2);
+    let mut kept = Vec::new();
+    for ((members, when), source) in groups.into_iter().zip(sources) {
+        let mut stay: Vec<usize> = vec![source];
+        for &m in &members {
+            let apart = stay.iter().any(|&s| ledger.kept_unfolded(m, s));
+            if m != source && !refused.contains(&m) && !apart {
+                stay.push(m);
+            }
+        }
+        if stay.len() < min {
+            continue;
+        }
+        stay.sort_unstable();
+        if stay.len() == members.len() {
+            kept.push((members, when));
+            continue;
+        }
+        let whens: Vec<&str> = stay
+            .iter()
+            .map(|&m| ledger.entries[m].when.as_str())
+            .collect();
+        if let Some(when) = parent_trigger(&whens) {
+            kept.push((stay, when));
+        }
+    }
+    Ok(kept)
 }
 
 /// The triggers that name lesson `i` in a parent's trigger: its own, or,

@@ -1,8 +1,14 @@
-//! Taking back a merge or a resolved contradiction, from the entries its
-//! event recorded as they were before it.
+//! Taking back a merge, a resolved contradiction or an abstraction, from
+//! the entries its event recorded as they were before it. An undo is
+//! remembered on the lessons it gives back (a `distinct` verdict by
+//! `undo`, [`super::decisions`]), so no later sleep pass takes the same
+//! step on the same two texts again.
 
+use super::decisions::{DecidedBy, record};
 use super::entry::{Entry, Status};
 use super::events::{Event, EventKind};
+use super::folded::FOLDED_UNDER;
+use super::relate::Verdict;
 
 /// What undoing one event writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,10 +33,13 @@ pub fn undo(
     survivor_changed_since: bool,
     now: f64,
 ) -> Result<Undo, String> {
+    if event.kind == EventKind::Abstracted {
+        return unfold(seq, event, current, now);
+    }
     if !matches!(event.kind, EventKind::Merged | EventKind::Resolved) {
         return Err(format!(
-            "event {seq} is '{}'; only merges and resolved contradictions retire a lesson, \
-             so only they can be undone",
+            "event {seq} is '{}'; only merges, resolved contradictions and abstractions \
+             can be undone",
             serde_json::to_value(event.kind)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
@@ -79,6 +88,12 @@ pub fn undo(
         survivor = survivor_before;
     }
     entries.insert(0, survivor);
+    // the pair stays apart: a later pass may not merge or resolve these
+    // two texts again
+    let (first, rest) = entries.split_first_mut().expect("the survivor is first");
+    for gone in rest {
+        record(first, gone, Verdict::Distinct, DecidedBy::Undo, now);
+    }
     let restored: Vec<String> = event.others.clone();
     Ok(Undo {
         entries,
@@ -90,6 +105,74 @@ pub fn undo(
             format!("undo of event {seq}"),
         ),
         partial: survivor_changed_since,
+    })
+}
+
+/// Takes back abstraction `event`: the parent is retired, and each child
+/// still folded under it is active again with the note it had (as the
+/// event recorded it; an event from before silt recorded that, with none).
+/// A child revived since stays as it is. The children are kept apart
+/// from each other from now on, so the next pass does not fold them
+/// again.
+fn unfold(seq: i64, event: &Event, current: &[Entry], now: f64) -> Result<Undo, String> {
+    let find = |id: &str, list: &[Entry]| list.iter().find(|e| e.id == id).cloned();
+    let mut parent = find(&event.id, current)
+        .ok_or_else(|| format!("lesson {} is no longer in the ledger", event.id))?;
+    if parent.status != Status::Active {
+        return Err(format!(
+            "the parent {} of event {seq} is {} ({}): undo what happened to it first",
+            parent.id,
+            status_word(parent.status),
+            if parent.note.is_empty() {
+                "no note"
+            } else {
+                &parent.note
+            }
+        ));
+    }
+    let folded_here = format!("{FOLDED_UNDER}{}", event.id);
+    let mut children = Vec::new();
+    let mut restored = Vec::new();
+    for id in &event.others {
+        let Some(mut child) = find(id, current) else {
+            continue; // forgotten since
+        };
+        if child.status == Status::Dormant && child.note == folded_here {
+            let before = find(id, &event.before);
+            child.status = Status::Active;
+            child.note = before.map(|b| b.note).unwrap_or_default();
+            restored.push(child.id.clone());
+        }
+        if child.status == Status::Active {
+            children.push(child);
+        }
+    }
+    for i in 0..children.len() {
+        let (left, right) = children.split_at_mut(i + 1);
+        for other in right {
+            record(
+                &mut left[i],
+                other,
+                Verdict::Distinct,
+                DecidedBy::Unfold,
+                now,
+            );
+        }
+    }
+    parent.status = Status::Retired;
+    parent.note = format!("abstraction undone (event {seq})");
+    let mut entries = vec![parent];
+    entries.extend(children);
+    Ok(Undo {
+        entries,
+        event: Event::new(
+            now,
+            EventKind::Unfolded,
+            &event.id,
+            restored,
+            format!("undo of event {seq}"),
+        ),
+        partial: false,
     })
 }
 
@@ -140,7 +223,15 @@ mod tests {
         let u = undo(7, &event, &l.entries, false, NOW + 2.0).unwrap();
         assert_eq!(u.entries.len(), 2);
         for e in &u.entries {
-            assert!(before.contains(e), "{e:?}");
+            // as they were, and kept apart from now on
+            let mut as_was = e.clone();
+            assert_eq!(as_was.verdicts.len(), 1);
+            assert_eq!(
+                as_was.verdicts[0].verdict,
+                crate::ledger::relate::Verdict::Distinct
+            );
+            as_was.verdicts.clear();
+            assert!(before.contains(&as_was), "{e:?}");
         }
         assert_eq!(u.event.kind, EventKind::Undone);
         assert_eq!(u.event.others, vec!["b".to_string()]);

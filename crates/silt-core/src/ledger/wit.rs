@@ -27,7 +27,18 @@ macro_rules! ledger_entry_conversions {
                 },
                 note: e.note.clone(),
                 decayed_at: e.decayed_at,
-                extra: $crate::serde_json::Value::Object(e.extra.clone()).to_string(),
+                // the verdicts cross in `extra`, as the store keeps them: in
+                // the row's JSON body (see `ledger::decisions`)
+                extra: {
+                    let mut extra = e.extra.clone();
+                    if !e.verdicts.is_empty() {
+                        extra.insert(
+                            "verdicts".into(),
+                            $crate::serde_json::to_value(&e.verdicts).unwrap_or_default(),
+                        );
+                    }
+                    $crate::serde_json::Value::Object(extra).to_string()
+                },
             }
         }
 
@@ -52,8 +63,10 @@ macro_rules! ledger_entry_conversions {
                 },
                 note: e.note.clone(),
                 decayed_at: e.decayed_at,
+                verdicts: Vec::new(),
                 extra: $crate::serde_json::from_str(&e.extra).unwrap_or_default(),
             }
+            .with_verdicts_from_extra()
         }
     };
 }
@@ -83,6 +96,7 @@ macro_rules! ledger_event_conversions {
                     K::Abstracted => $kind::Abstracted,
                     K::Judged => $kind::Judged,
                     K::Undone => $kind::Undone,
+                    K::Unfolded => $kind::Unfolded,
                     K::Forgotten => $kind::Forgotten,
                 },
                 id: e.id.clone(),
@@ -111,6 +125,7 @@ macro_rules! ledger_event_conversions {
                     $kind::Abstracted => K::Abstracted,
                     $kind::Judged => K::Judged,
                     $kind::Undone => K::Undone,
+                    $kind::Unfolded => K::Unfolded,
                     $kind::Forgotten => K::Forgotten,
                 },
                 id: e.id.clone(),

@@ -1,0 +1,503 @@
+//! A review an agent can do, and a decision that sticks, over MCP.
+//!
+//! The loop of docs/AGENT.md on the committed labelled set
+//! (docs/eval/ledger-pairs.jsonl and ledger-clusters.jsonl): every lesson
+//! of a split captured into one ledger, then `sediment_review_candidates`
+//! page by page, each offered pair answered from the labels by
+//! `sediment_apply_judgments`, until nothing remains; then one sleep pass.
+//! The figures are printed for the dev and test splits apart and held to
+//! issue 55's targets.
+
+use std::collections::{HashMap, HashSet};
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use silt_e2e::silt_binary;
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+async fn call(client: &Client, tool: &str, args: Value) -> (bool, Value) {
+    let r: CallToolResult = client
+        .call_tool(
+            CallToolRequestParams::new(tool.to_string())
+                .with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await
+        .expect("tools/call");
+    let text: String = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .collect();
+    let v: Value = serde_json::from_str(&text).expect("JSON result");
+    (v["ok"] == true, v)
+}
+
+fn server(home: &std::path::Path) -> TokioChildProcess {
+    std::fs::write(home.join("silt.toml"), "").unwrap();
+    let mut cmd = tokio::process::Command::new(silt_binary());
+    cmd.arg("serve")
+        .env("SILT_CACHE_DIR", home.join("cache"))
+        .env_remove("SILT_LEDGER_URL")
+        .env("SILT_LEDGER_PATH", home.join("ledger.db"))
+        .env("SILT_SLEEP_PRESSURE", "0")
+        .env("SILT_CONFIG", home.join("silt.toml"));
+    TokioChildProcess::new(cmd).unwrap()
+}
+
+async fn capture(client: &Client, when: &str, prefer: &str) -> String {
+    let (ok, v) = call(
+        client,
+        "sediment_capture",
+        json!({"when": when, "prefer": prefer}),
+    )
+    .await;
+    assert!(ok, "{v}");
+    v["captured"]["id"].as_str().unwrap().to_string()
+}
+
+async fn active(client: &Client) -> usize {
+    let (_, stats) = call(client, "sediment_stats", json!({})).await;
+    stats["active"].as_u64().unwrap() as usize
+}
+
+/// An undone resolution does not come back on the next sleep, nor does a
+/// pair the agent judged distinct; an abstraction is undone and not taken
+/// again. Each as a user meets it, through the tools.
+#[tokio::test]
+async fn a_decision_sticks() {
+    let home = tempfile::tempdir().unwrap();
+    let client = ().serve(server(home.path())).await.unwrap();
+    // the lexical judge resolves these at 0.85, over the margin
+    capture(
+        &client,
+        "writing a SQL migration",
+        "wrap it in a transaction",
+    )
+    .await;
+    capture(
+        &client,
+        "writing a SQL migration",
+        "never wrap it in a transaction",
+    )
+    .await;
+    let (ok, slept) = call(&client, "sediment_sleep", json!({})).await;
+    assert!(ok && slept["contradictions_resolved"] == 1, "{slept}");
+    let event = slept["undoable"][0]["event"].clone();
+    let (ok, undone) = call(&client, "sediment_undo", json!({"event": event})).await;
+    assert!(ok, "{undone}");
+    let (_, again) = call(&client, "sediment_sleep", json!({})).await;
+    assert_eq!(again["contradictions_resolved"], 0, "{again}");
+    assert_eq!(active(&client).await, 2);
+
+    // judged distinct by the agent: the next pass leaves it
+    let c = capture(&client, "deploying on a Friday", "ship the release").await;
+    let d = capture(&client, "deploying on a Friday", "never ship the release").await;
+    let (ok, applied) = call(
+        &client,
+        "sediment_apply_judgments",
+        json!({"judgments": [{"a_id": c, "b_id": d, "verdict": "distinct"}]}),
+    )
+    .await;
+    assert!(ok, "{applied}");
+    let (_, slept) = call(&client, "sediment_sleep", json!({})).await;
+    assert_eq!(slept["contradictions_resolved"], 0, "{slept}");
+    assert_eq!(active(&client).await, 4);
+    // and review does not offer either pair again
+    let (_, review) = call(&client, "sediment_review_candidates", json!({})).await;
+    assert_eq!(
+        (review["count"].as_u64(), review["remaining"].as_u64()),
+        (Some(0), Some(0)),
+        "{review}"
+    );
+
+    // an abstraction, undone, stays undone
+    for when in ["the parser", "the lexer", "the checker"] {
+        capture(
+            &client,
+            &format!("editing {when} module"),
+            "run the focused tests first",
+        )
+        .await;
+    }
+    let (_, slept) = call(&client, "sediment_sleep", json!({})).await;
+    assert_eq!(slept["generalized"], 1, "{slept}");
+    let step = slept["undoable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["kind"] == "abstracted")
+        .unwrap_or_else(|| panic!("{slept}"))
+        .clone();
+    assert_eq!(active(&client).await, 5);
+    let (ok, undone) = call(&client, "sediment_undo", json!({"event": step["event"]})).await;
+    assert!(ok, "{undone}");
+    assert_eq!(active(&client).await, 7);
+    let (_, slept) = call(&client, "sediment_sleep", json!({})).await;
+    assert_eq!(slept["generalized"], 0, "{slept}");
+    assert_eq!(active(&client).await, 7);
+    let (_, stats) = call(&client, "sediment_stats", json!({"telemetry": true})).await;
+    assert_eq!(stats["telemetry"]["events"]["unfolded"], 1, "{stats}");
+    // restarted, the decisions are still there: they live in the rows
+    client.cancel().await.unwrap();
+    let client = ().serve(server(home.path())).await.unwrap();
+    let (_, slept) = call(&client, "sediment_sleep", json!({})).await;
+    assert_eq!(
+        (
+            slept["merged"].as_u64(),
+            slept["contradictions_resolved"].as_u64(),
+            slept["generalized"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0)),
+        "{slept}"
+    );
+    client.cancel().await.unwrap();
+}
+
+/// A capture asks about the near lessons the judge cannot clear, and
+/// takes the agent's answer in the next capture; a relation to a lesson
+/// that is not there is refused and nothing is written.
+#[tokio::test]
+async fn a_capture_asks_and_takes_a_relation() {
+    let home = tempfile::tempdir().unwrap();
+    let client = ().serve(server(home.path())).await.unwrap();
+    let a = capture(
+        &client,
+        "writing a SQL migration",
+        "wrap it in a transaction",
+    )
+    .await;
+    let (ok, v) = call(
+        &client,
+        "sediment_capture",
+        json!({"when": "writing a SQL migration", "prefer": "never wrap it in a transaction"}),
+    )
+    .await;
+    assert!(ok, "{v}");
+    assert_eq!(v["near"][0]["id"], a.as_str(), "{v}");
+    assert_eq!(v["near"][0]["relation"], "contradict", "{v}");
+    assert!(v["question"].as_str().unwrap().contains("restate"), "{v}");
+    let b = v["captured"]["id"].as_str().unwrap().to_string();
+
+    let (ok, refused) = call(
+        &client,
+        "sediment_capture",
+        json!({"when": "x", "prefer": "y", "relates_to": {"id": "nope", "relation": "restates"}}),
+    )
+    .await;
+    assert!(
+        !ok && refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nope"),
+        "{refused}"
+    );
+    assert_eq!(active(&client).await, 2, "nothing written");
+
+    // the agent says: the new one wins
+    let (ok, v) = call(
+        &client,
+        "sediment_capture",
+        json!({"when": "writing a SQL migration on a large table", "prefer": "never wrap it in a transaction; batch it",
+               "relates_to": {"id": a, "relation": "contradicts"}}),
+    )
+    .await;
+    assert!(ok, "{v}");
+    assert_eq!(v["settled"][1]["kind"], "resolved", "{v}");
+    assert_eq!(active(&client).await, 2, "a retired as the boundary");
+    let (_, v) = call(
+        &client,
+        "sediment_capture",
+        json!({"when": "writing a SQL migration", "prefer": "never wrap it in a transaction",
+               "relates_to": {"id": b, "relation": "restates"}}),
+    )
+    .await;
+    assert_eq!(v["settled"][1]["kind"], "merged", "{v}");
+    assert_eq!(active(&client).await, 2);
+    client.cancel().await.unwrap();
+}
+
+/// A labelled lesson pair or cluster.
+struct Item {
+    label: String,
+    lessons: Vec<(String, String)>,
+}
+
+fn items(split: &str) -> Vec<Item> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/eval");
+    let mut out = Vec::new();
+    for file in ["ledger-pairs.jsonl", "ledger-clusters.jsonl"] {
+        for line in std::fs::read_to_string(root.join(file)).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            if v["split"] != split {
+                continue;
+            }
+            let lesson = |l: &Value| {
+                (
+                    l["when"].as_str().unwrap().to_string(),
+                    l["prefer"].as_str().unwrap().to_string(),
+                )
+            };
+            let lessons = match v.get("lessons") {
+                Some(ls) => ls.as_array().unwrap().iter().map(lesson).collect(),
+                None => vec![lesson(&v["a"]), lesson(&v["b"])],
+            };
+            out.push(Item {
+                label: v["label"].as_str().unwrap().to_string(),
+                lessons,
+            });
+        }
+    }
+    out
+}
+
+/// What one split's loop came to.
+struct Figures {
+    /// Offered before two pages in a row held no duplicate or
+    /// contradiction, and the pairs offered by then.
+    offered_till_dry: usize,
+    pairs_till_dry: usize,
+    lessons: usize,
+    positives: usize,
+    offered: usize,
+    offered_early: usize,
+    pairs_offered: usize,
+    pages: usize,
+    largest_page_chars: usize,
+    f1_merge: f64,
+    f1_contradict: f64,
+}
+
+fn f1(truth: &HashSet<(String, String)>, found: &HashSet<(String, String)>) -> f64 {
+    let hit = truth.intersection(found).count() as f64;
+    if truth.is_empty() && found.is_empty() {
+        return 1.0;
+    }
+    2.0 * hit / (truth.len() + found.len()) as f64
+}
+
+fn key(a: &str, b: &str) -> (String, String) {
+    if a < b {
+        (a.to_string(), b.to_string())
+    } else {
+        (b.to_string(), a.to_string())
+    }
+}
+
+async fn review_loop(split: &str) -> Figures {
+    let home = tempfile::tempdir().unwrap();
+    let client = ().serve(server(home.path())).await.unwrap();
+    let items = items(split);
+    // each lesson's item, by id
+    let mut item_of: HashMap<String, usize> = HashMap::new();
+    let mut truth: HashMap<&str, HashSet<(String, String)>> = HashMap::new();
+    for (k, item) in items.iter().enumerate() {
+        let mut ids = Vec::new();
+        for (when, prefer) in &item.lessons {
+            let id = capture(&client, when, prefer).await;
+            item_of.insert(id.clone(), k);
+            ids.push(id);
+        }
+        if matches!(item.label.as_str(), "merge" | "contradict") {
+            truth
+                .entry(item.label.as_str())
+                .or_default()
+                .insert(key(&ids[0], &ids[1]));
+        }
+    }
+    let lessons = item_of.len();
+    let positives: HashSet<(String, String)> = truth.values().flatten().cloned().collect();
+    let (mut offered, mut offered_early) = (HashSet::new(), HashSet::new());
+    let (mut pages, mut pairs_offered, mut largest_page_chars) = (0, 0, 0);
+    // the pairs offered until the agent would stop: after two pages in a
+    // row without a duplicate or a contradiction
+    let (mut dry, mut offered_till_dry, mut pairs_till_dry) = (0, HashSet::new(), None);
+    loop {
+        let (ok, page) = call(&client, "sediment_review_candidates", json!({"limit": 10})).await;
+        assert!(ok, "{page}");
+        let pairs = page["pairs"].as_array().unwrap().clone();
+        if pairs.is_empty() {
+            assert_eq!(page["remaining"], 0, "{page}");
+            break;
+        }
+        pages += 1;
+        largest_page_chars = largest_page_chars.max(page.to_string().len());
+        pairs_offered += pairs.len();
+        let mut verdicts = Vec::new();
+        let found_before = offered.len();
+        for p in &pairs {
+            let (a, b) = (p["a_id"].as_str().unwrap(), p["b_id"].as_str().unwrap());
+            let pair = key(a, b);
+            let verdict = if positives.contains(&pair) {
+                offered.insert(pair.clone());
+                if pages <= 4 {
+                    offered_early.insert(pair.clone());
+                }
+                items[item_of[a]].label.as_str()
+            } else {
+                "distinct"
+            };
+            verdicts.push(json!({"a_id": a, "b_id": b, "verdict": verdict}));
+        }
+        if pairs_till_dry.is_none() {
+            dry = if offered.len() > found_before {
+                0
+            } else {
+                dry + 1
+            };
+            offered_till_dry = offered.clone();
+            if dry == 2 {
+                pairs_till_dry = Some(pairs_offered);
+            }
+        }
+        let (ok, applied) = call(
+            &client,
+            "sediment_apply_judgments",
+            json!({"judgments": verdicts}),
+        )
+        .await;
+        // a page may name one lesson twice: merged by the first verdict,
+        // it is no longer there for the second
+        assert!(ok, "{applied}");
+        for skipped in applied["skipped_judgments"].as_array().unwrap() {
+            let reason = skipped["reason"].as_str().unwrap();
+            assert!(reason.contains("not active"), "{applied}");
+        }
+        assert!(pages < 200, "the review never ends");
+    }
+    let (ok, slept) = call(&client, "sediment_sleep", json!({})).await;
+    assert!(ok, "{slept}");
+    // what the ledger ends with: each retired lesson's note names the
+    // lesson it was merged into or lost to
+    let (_, stats) = call(
+        &client,
+        "sediment_stats",
+        json!({"include_retired": true, "limit": 500}),
+    )
+    .await;
+    let mut found: HashMap<&str, HashSet<(String, String)>> = HashMap::new();
+    for e in stats["entries"].as_array().unwrap() {
+        let (id, note) = (e["id"].as_str().unwrap(), e["note"].as_str().unwrap_or(""));
+        for (prefix, kind) in [
+            ("merged into ", "merge"),
+            ("lost contradiction to ", "contradict"),
+        ] {
+            if let Some(other) = note.strip_prefix(prefix) {
+                found.entry(kind).or_default().insert(key(id, other));
+            }
+        }
+    }
+    client.cancel().await.unwrap();
+    let empty = HashSet::new();
+    let score = |kind: &str| {
+        f1(
+            truth.get(kind).unwrap_or(&empty),
+            found.get(kind).unwrap_or(&empty),
+        )
+    };
+    Figures {
+        offered_till_dry: offered_till_dry.len(),
+        pairs_till_dry: pairs_till_dry.unwrap_or(pairs_offered),
+        lessons,
+        positives: positives.len(),
+        offered: offered.len(),
+        offered_early: offered_early.len(),
+        pairs_offered,
+        pages,
+        largest_page_chars,
+        f1_merge: score("merge"),
+        f1_contradict: score("contradict"),
+    }
+}
+
+/// Runs the loop on both splits, prints the figures, and gives the
+/// targets each split missed.
+async fn figures_and_misses(strict: bool) -> Vec<String> {
+    let mut misses = Vec::new();
+    for split in ["dev", "test"] {
+        let f = review_loop(split).await;
+        let share = |n: usize| n as f64 / f.positives.max(1) as f64;
+        let per_lesson = f.pairs_offered as f64 / f.lessons as f64;
+        println!(
+            "review loop, {split}: {} lessons, {} merge+contradict pairs; offered {}/{} ({:.0}%), \
+             {} in the first 4 pages ({:.0}%); {} pairs offered over {} pages ({per_lesson:.2} a \
+             lesson, largest page {} chars); F1 merge {:.2}, contradict {:.2}",
+            f.lessons,
+            f.positives,
+            f.offered,
+            f.positives,
+            100.0 * share(f.offered),
+            f.offered_early,
+            100.0 * share(f.offered_early),
+            f.pairs_offered,
+            f.pages,
+            f.largest_page_chars,
+            f.f1_merge,
+            f.f1_contradict,
+        );
+        println!(
+            "  an agent stopping after two pages without one: offered {}/{} in {} pairs ({:.2} a lesson)",
+            f.offered_till_dry,
+            f.positives,
+            f.pairs_till_dry,
+            f.pairs_till_dry as f64 / f.lessons as f64
+        );
+        let mut miss = |what: String, met: bool| {
+            if !met {
+                misses.push(format!("{split}: {what}"));
+            }
+        };
+        miss(
+            format!("offered {:.2} < 0.95", share(f.offered)),
+            share(f.offered) >= 0.95,
+        );
+        miss(
+            format!("F1 merge {:.2} < 0.9", f.f1_merge),
+            f.f1_merge >= 0.9,
+        );
+        miss(
+            format!("F1 contradict {:.2} < 0.9", f.f1_contradict),
+            f.f1_contradict >= 0.9,
+        );
+        miss(
+            format!("largest page {} chars > 4000", f.largest_page_chars),
+            f.largest_page_chars <= 4000,
+        );
+        if strict {
+            miss(
+                format!("first 4 pages {:.2} < 0.80", share(f.offered_early)),
+                share(f.offered_early) >= 0.8,
+            );
+            miss(
+                format!("{per_lesson:.2} pairs a lesson > 1.5"),
+                per_lesson <= 1.5,
+            );
+        }
+    }
+    misses
+}
+
+/// Issue 55's targets that the default set-up meets: nearly every
+/// duplicate and contradiction is offered, the ledger ends with F1 of 0.9
+/// or more on both, and a page of 10 is compact.
+#[tokio::test]
+async fn the_review_loop_reaches_its_targets() {
+    let misses = figures_and_misses(false).await;
+    assert!(misses.is_empty(), "targets missed: {misses:?}");
+}
+
+/// The two targets of issue 55 it does not meet yet: 80% of the pairs in
+/// the first 4 pages, and 1.5 pairs offered a lesson in all. With the
+/// lexical judge the ranking rests on the embedder's cosines, which place
+/// siblings and compatible actions among the duplicates; a judge that
+/// reads meaning ranks by its own probabilities. Run it with
+/// `-- --ignored review_loop` to see how far.
+#[tokio::test]
+#[ignore = "issue 55: ranking and volume targets not met with the lexical judge"]
+async fn the_review_loop_ranks_and_stops_as_issue_55_asks() {
+    let misses = figures_and_misses(true).await;
+    assert!(misses.is_empty(), "targets missed: {misses:?}");
+}
