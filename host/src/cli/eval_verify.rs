@@ -305,7 +305,7 @@ mod tests {
             json!({"verdict": "partially_supports", "flags": ["figure_not_in_passage"]}),
             json!({"verdict": "partially_supports", "flags": ["support_below_threshold"]}),
             json!({"verdict": "supports_fully", "flags": []}),
-            json!({"verdict": "partially_supports", "flags": ["judge_cannot_confirm", "scope_differs"]}),
+            json!({"verdict": "unverified", "flags": ["judge_cannot_confirm", "scope_differs"]}),
         ];
         let d = detail_tally(&rows, &results);
         assert_eq!(

@@ -524,7 +524,7 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
                         if entails {
                             "reads entailment: may confirm a claim (supports_fully)"
                         } else {
-                            "scores similarity: never confirms a claim (at most partially_supports)"
+                            "scores similarity: its verdicts are `unverified` (it cannot assess a claim)"
                         }
                     );
                 }

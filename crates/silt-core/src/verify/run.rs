@@ -24,11 +24,15 @@ pub const VERDICTS: [&str; 4] = [
     CONTRADICTS,
     DOES_NOT_ADDRESS,
 ];
-/// The count key for a factual claim no passage could be judged for.
+/// The verdict of a claim the judge could not assess (it scores
+/// similarity and does not read entailment: flag
+/// [`JUDGE_CANNOT_CONFIRM`]), and the count key for it and for a factual
+/// claim no passage could be judged for (no verdict).
 pub const UNVERIFIED: &str = "unverified";
 
-/// Flag: support cleared the threshold, but the judge does not read
-/// entailment (see [`VerifyRequest::judge_entails`]).
+/// Flag: the judge does not read entailment (see
+/// [`VerifyRequest::judge_entails`]), so the verdict is [`UNVERIFIED`]
+/// whatever its numbers.
 pub const JUDGE_CANNOT_CONFIRM: &str = "judge_cannot_confirm";
 
 /// Fitted by the reference's own evaluation (its shipped 0.6 was never refitted).
@@ -542,6 +546,8 @@ fn probability(p: &[(String, f64)], label: &str) -> f64 {
 /// verdict was the best passage's argmax, with the thresholds only adding
 /// flags; that let a weak judge call a false claim `supports_fully`):
 ///
+/// - `unverified` when the judge does not read entailment (it scores
+///   similarity; flag [`JUDGE_CANNOT_CONFIRM`]);
 /// - `contradicts` when any passage's contradiction clears
 ///   `contradict_threshold` (one contradicting source matters even when
 ///   another supports);
@@ -636,10 +642,6 @@ fn reduce(row: &mut ClaimResult, req: &VerifyRequest) {
         if !confirmed && let Some(unmet) = first_unmet {
             row.flags.extend(unmet);
         }
-        if !req.judge_entails {
-            confirmed = false;
-            row.flags.push(JUDGE_CANNOT_CONFIRM);
-        }
     }
     // unconfirmed, the claim leans as far as its most supportive window:
     // a judge that reads one window as stating part of it and the others
@@ -661,7 +663,14 @@ fn reduce(row: &mut ClaimResult, req: &VerifyRequest) {
         }
     }
     let support = judged.iter().find(|j| j.0 == best).map_or(support, |j| j.1);
-    let verdict = if contradicted {
+    let verdict = if !req.judge_entails {
+        // a judge that scores similarity cannot tell a claim from the same
+        // claim with one word changed: whatever its numbers, it did not
+        // assess the claim, and no verdict that asserts something may say
+        // it did (they read "partially_supports" as "somewhat true")
+        row.flags.push(JUDGE_CANNOT_CONFIRM);
+        UNVERIFIED
+    } else if contradicted {
         CONTRADICTS
     } else if confirmed {
         SUPPORTS_FULLY
@@ -926,14 +935,18 @@ mod tests {
         let text = "The ledger holds 2000 entries.";
         let claim = "the ledger holds 2000 entries";
         let row = reduced_as(claim, &[text], &[[0.95, 0.05, 0.0, 0.0]], false, false);
-        assert_eq!(row.verdict, Some(PARTIALLY_SUPPORTS));
+        assert_eq!(row.verdict, Some(UNVERIFIED));
         assert_eq!(row.flags, [JUDGE_CANNOT_CONFIRM]);
+        assert_eq!(row.support, Some(0.95), "its numbers are kept");
         let row = reduced_as(claim, &[text], &[[0.95, 0.05, 0.0, 0.0]], false, true);
         assert_eq!(row.verdict, Some(SUPPORTS_FULLY));
         assert!(row.flags.is_empty());
-        // below the threshold there is nothing to withhold, so no flag
-        let row = reduced_as(claim, &[text], &[[0.6, 0.3, 0.0, 0.1]], false, false);
-        assert_eq!(row.flags, ["support_below_threshold"]);
+        // nor does it contradict, or say the source is silent
+        for d in [[0.0, 0.0, 0.9, 0.1], [0.1, 0.0, 0.0, 0.9]] {
+            let row = reduced_as(claim, &[text], &[d], false, false);
+            assert_eq!(row.verdict, Some(UNVERIFIED), "{d:?}");
+            assert!(row.flags.contains(&JUDGE_CANNOT_CONFIRM));
+        }
     }
 
     #[test]
@@ -950,7 +963,7 @@ mod tests {
         assert_eq!(row.flags, [DETAIL_CHECKS_OVERRULED]);
         // ...but not a judge that cannot read entailment
         let row = reduced_as(claim, &[wrong], &[[0.97, 0.03, 0.0, 0.0]], false, false);
-        assert_eq!(row.verdict, Some(PARTIALLY_SUPPORTS));
+        assert_eq!(row.verdict, Some(UNVERIFIED));
         // a weaker passage that states the figure confirms it, and is the best
         let row = reduced_as(
             claim,
