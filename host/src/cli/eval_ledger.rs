@@ -380,8 +380,8 @@ pub async fn run(app: &App, args: EvalLedgerArgs) -> Result<()> {
             s["held"],
             s["destructive_on_apart"],
             s["destructive_wrong"],
-            s["abstract_formed"],
-            s["none_formed"]
+            s["abstract_formed"].as_str().unwrap_or(""),
+            s["none_formed"].as_str().unwrap_or("")
         );
     }
     Ok(())

@@ -24,7 +24,7 @@ fn require(name: &str) -> PathBuf {
 }
 
 #[test]
-fn demo_with_the_embedding_judge_ends_with_four_active() {
+fn demo_with_the_embedding_judge_ends_with_six_active() {
     require("minilm");
     let out = std::process::Command::new(silt_binary())
         .args([
@@ -44,12 +44,15 @@ fn demo_with_the_embedding_judge_ends_with_four_active() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["after"]["active"], 4, "{report:#}");
-    // the GPT pair is one boundary rule; the XML trio and the trading trio
-    // are each one lesson (an abstracted parent over three)
+    assert_eq!(report["after"]["active"], 6, "{report:#}");
+    // the GPT pair is one boundary rule and the trading trio (one action
+    // said alike) one lesson, an abstracted parent over three; the XML
+    // trio words its action three ways, and MiniLM's sibling probability
+    // for it stays under the destructive margin abstraction is held to
+    // (issue 55), so it stays three lessons
     assert_eq!(
         report["sleep"],
-        json!({"merged": 0, "contradictions_resolved": 1, "generalized": 2, "held_for_review": 0})
+        json!({"merged": 0, "contradictions_resolved": 1, "generalized": 1, "held_for_review": 0})
     );
     let parents: Vec<&Value> = report["after"]["entries"]
         .as_array()
@@ -61,14 +64,7 @@ fn demo_with_the_embedding_judge_ends_with_four_active() {
         .iter()
         .map(|p| p["prefer"].as_str().unwrap())
         .collect();
-    assert!(
-        actions.contains(&"use XML delimiter tags for structure"),
-        "{actions:?}"
-    );
-    assert!(
-        actions.contains(&"anchor reasoning on HTF bias first"),
-        "{actions:?}"
-    );
+    assert_eq!(actions, ["anchor reasoning on HTF bias first"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -217,9 +213,10 @@ async fn the_sieve_tools_take_the_embedding_judge() {
         )
         .await,
     );
-    let verdict = verified["results"][0]["verdict"].as_str().unwrap();
-    assert!(
-        ["supports_fully", "partially_supports"].contains(&verdict),
+    // similarity is no assessment: the embedding judge never gives a
+    // verdict that asserts something
+    assert_eq!(
+        verified["results"][0]["verdict"], "unverified",
         "{verified:#}"
     );
 }
@@ -612,7 +609,8 @@ fn lessons_near_in_meaning_are_paired_and_their_vectors_kept() {
 }
 
 /// Issue 17 item 3: one action on situations worded apart folds under a
-/// parent with the embedding judges, which the words alone never pair;
+/// parent with MiniLM (potion is no longer sure enough: abstraction is
+/// held to the destructive margin), which the words alone never pair;
 /// the same action on situations that have nothing to do with each
 /// other does not. Neither cluster is in docs/eval, which the siblings
 /// curve was fitted on.
@@ -648,7 +646,10 @@ fn siblings_worded_apart_fold_under_a_parent_by_meaning() {
         }
         // the captures' auto-sleep may have folded them already
         silt(&["sleep"]);
-        let want = usize::from(judge != "lexical");
+        // held to the destructive margin (issue 55), only MiniLM is sure
+        // enough of these siblings; potion's probability for them stays
+        // under it, as the lexical judge's does
+        let want = usize::from(judge == "embedding");
         let entries = silt(&["export"]);
         let statuses: Vec<&str> = entries
             .as_array()

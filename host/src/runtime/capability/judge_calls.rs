@@ -422,7 +422,10 @@ impl embed_import::Host for JudgeCalls {
         };
         // the judge embeds only what the ledger has not kept
         let info = judge.info();
-        let model = format!("{}\u{0}{}", info.name, info.version);
+        // '@', not NUL: PostgreSQL's TEXT refuses a NUL byte, so a team's
+        // ledger could keep no vectors (ledgers keyed the old way embed
+        // their texts once more)
+        let model = format!("{}@{}", info.name, info.version);
         let (mut found, calibration) = keeper.lookup(&model, &texts);
         let missing: Vec<usize> = (0..texts.len()).filter(|&i| found[i].is_none()).collect();
         if let Some(c) = calibration
