@@ -145,10 +145,11 @@ pub async fn run(app: &App, args: EvalSleepArgs) -> Result<()> {
         .into_iter()
         .flat_map(|c| [(c.a_id.clone(), c.b_id.clone()), (c.b_id, c.a_id)])
         .collect();
-    let vectors = service
-        .vectors_from()
-        .map(|v| v.describe())
-        .unwrap_or_default();
+    let vectors = app
+        .runtime
+        .ledger_vectors_from(&args.judge, service.embedder())
+        .await?
+        .describe();
     let (report, events) = service.sleep(now, None).await?;
     let groups = merge_groups(&events);
     let resolved: Vec<&Event> = events

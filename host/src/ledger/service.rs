@@ -133,9 +133,9 @@ impl LedgerService {
         }
     }
 
-    /// Where the engine's vectors come from; None before its first call.
-    pub fn vectors_from(&self) -> Option<&crate::runtime::ledger::VectorsFrom> {
-        self.session.as_ref().map(LedgerSession::vectors_from)
+    /// The embedding plugin named for a judge without vectors.
+    pub fn embedder(&self) -> Option<&str> {
+        self.embedder.as_deref()
     }
 
     /// Makes later sleep passes ask `judge` (a new engine instance).
@@ -507,7 +507,7 @@ impl LedgerService {
     /// the slow part (a judge relating pairs) runs while other calls come
     /// and go. Commit the outcome with [`LedgerService::commit_sleep`].
     pub async fn sleep_apart(
-        runtime: &Runtime,
+        runtime: &Arc<Runtime>,
         snapshot: &SleepSnapshot,
         now: f64,
         judged: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,

@@ -8,9 +8,10 @@ use std::time::Duration;
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
-use super::capability::judge_calls::{BoundJudge, JudgeCalls, Pending, VectorKeeper};
+use super::capability::judge_calls::{
+    BoundJudge, EmbedderSource, JudgeCalls, Pending, Ready, VectorKeeper,
+};
 use super::capability::search_ahead::{PartnerLists, PartnerSearcher, SearchAhead};
-use super::judge::LoadedJudge;
 use super::sandbox::Sandbox;
 use super::state::PluginState;
 use super::{CallError, Loaded, Runtime};
@@ -40,8 +41,6 @@ pub struct LedgerSession {
     poisoned: bool,
     /// Where this session's instances' peak memories are kept.
     peaks: Arc<LedgerPeaks>,
-    /// Where its vectors come from.
-    meaning: VectorsFrom,
 }
 
 /// The largest linear memories ledger engine instances of a runtime grew
@@ -91,7 +90,7 @@ impl Runtime {
     /// names the embedding plugin whose vectors pair and recall lessons
     /// when the judge has none of its own.
     pub async fn open_ledger(
-        &self,
+        self: &Arc<Self>,
         judge: &str,
         params: &Params,
         vectors: Option<Arc<dyn VectorKeeper>>,
@@ -101,7 +100,17 @@ impl Runtime {
         // pass (the agent-as-judge path needs no judge at all); a sleep that
         // needs it fails with the judge's "unsupported" error.
         let judge = self.judge(judge).await?;
-        let meaning = self.ledger_meaning(&judge, embedder).await;
+        let embedder: Option<Arc<dyn EmbedderSource>> = if judge.has_vectors() {
+            Some(Arc::new(Ready(judge.clone())))
+        } else {
+            embedder.map(|name| {
+                Arc::new(LazyEmbedder {
+                    runtime: self.clone(),
+                    name: name.to_string(),
+                    loaded: tokio::sync::OnceCell::new(),
+                }) as Arc<dyn EmbedderSource>
+            })
+        };
         let engine = self.ledger_engine().await?;
         let sandbox = engine.sandbox();
         let mut store = sandbox.store()?;
@@ -109,7 +118,7 @@ impl Runtime {
         {
             let s = store.data_mut();
             s.judge = JudgeCalls::new(&s.plugin, Some(judge));
-            s.judge.embedder = meaning.embedder.clone().map(|j| j as Arc<dyn BoundJudge>);
+            s.judge.embedder = embedder;
             s.judge.vectors = vectors;
             let second = SecondInstance {
                 engine: engine.clone(),
@@ -135,60 +144,33 @@ impl Runtime {
             engine,
             poisoned: false,
             peaks,
-            meaning: meaning.said,
         })
     }
 
     /// Where a ledger on `judge` with `embedder` takes its vectors from,
-    /// for answers that say how candidate pairs were found.
+    /// for answers that say how candidate pairs were found: the judge
+    /// when it has them, else the plugin `embedder` names, when it loads.
     pub async fn ledger_vectors_from(
         &self,
         judge: &str,
         embedder: Option<&str>,
     ) -> Result<VectorsFrom, CallError> {
         let judge = self.judge(judge).await?;
-        Ok(self.ledger_meaning(&judge, embedder).await.said)
-    }
-
-    /// Who gives a ledger on `judge` its vectors: the judge when it has
-    /// them, else the plugin `embedder` names, when it loads.
-    async fn ledger_meaning(&self, judge: &Arc<LoadedJudge>, embedder: Option<&str>) -> Meaning {
         if judge.has_vectors() {
-            return Meaning {
-                embedder: Some(judge.clone()),
-                said: VectorsFrom::Judge(judge.info.name.clone()),
-            };
+            return Ok(VectorsFrom::Judge(judge.info.name.clone()));
         }
         let Some(name) = embedder else {
-            return Meaning {
-                embedder: None,
-                said: VectorsFrom::Words(
-                    "no embedding model is configured ([ledger] embedder)".into(),
-                ),
-            };
+            return Ok(VectorsFrom::Words(
+                "no embedding model is configured ([ledger] embedder)".into(),
+            ));
         };
-        let loaded = match self.judge(name).await {
-            Ok(j) if j.has_vectors() => j,
-            Ok(_) => {
-                return Meaning {
-                    embedder: None,
-                    said: VectorsFrom::Words(format!(
-                        "[ledger] embedder '{name}' has no vectors (it does not export silt:embed/embed)"
-                    )),
-                };
-            }
-            Err(e) => {
-                tracing::debug!("lessons pair and recall by their words only: {e}");
-                return Meaning {
-                    embedder: None,
-                    said: VectorsFrom::Words(e.to_string()),
-                };
-            }
-        };
-        Meaning {
-            said: VectorsFrom::Model(name.to_string()),
-            embedder: Some(loaded),
-        }
+        Ok(match self.judge(name).await {
+            Ok(j) if j.has_vectors() => VectorsFrom::Model(name.to_string()),
+            Ok(_) => VectorsFrom::Words(format!(
+                "[ledger] embedder '{name}' has no vectors (it does not export silt:embed/embed)"
+            )),
+            Err(e) => VectorsFrom::Words(e.to_string()),
+        })
     }
 }
 
@@ -214,9 +196,32 @@ impl VectorsFrom {
     }
 }
 
-struct Meaning {
-    embedder: Option<Arc<LoadedJudge>>,
-    said: VectorsFrom,
+/// The embedding plugin a ledger names, loaded on the engine's first
+/// `embed` (its compile can take seconds).
+struct LazyEmbedder {
+    runtime: Arc<Runtime>,
+    name: String,
+    loaded: tokio::sync::OnceCell<Option<Arc<dyn BoundJudge>>>,
+}
+
+impl EmbedderSource for LazyEmbedder {
+    fn get(&self) -> Pending<'_, Option<Arc<dyn BoundJudge>>> {
+        Box::pin(async {
+            self.loaded
+                .get_or_init(|| async {
+                    match self.runtime.judge(&self.name).await {
+                        Ok(j) if j.has_vectors() => Some(j as Arc<dyn BoundJudge>),
+                        Ok(_) => None,
+                        Err(e) => {
+                            tracing::debug!("lessons pair and recall by their words only: {e}");
+                            None
+                        }
+                    }
+                })
+                .await
+                .clone()
+        })
+    }
 }
 
 /// A second instance of the ledger engine, in a sandbox of its own (the
@@ -419,11 +424,6 @@ impl LedgerSession {
             count(&ahead.answered),
             count(&ahead.taken_back),
         )
-    }
-
-    /// Where this session's vectors come from.
-    pub fn vectors_from(&self) -> &VectorsFrom {
-        &self.meaning
     }
 
     pub fn poisoned(&self) -> bool {

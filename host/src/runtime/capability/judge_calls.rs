@@ -74,6 +74,24 @@ pub trait BoundJudge: Send + Sync {
     fn embed(&self, texts: Vec<String>) -> Pending<'_, Result<JudgeEmbedding, JudgeError>>;
 }
 
+/// Gives the judge that embeds for a ledger, loaded when first asked: a
+/// ledger operation that needs no vectors (stats, a capture) does not pay
+/// for loading an embedding model (a cold compile of potion's judge took
+/// 3.5 s, and the first call of a busy server timed out on it).
+pub trait EmbedderSource: Send + Sync {
+    /// The embedder; None when it cannot be loaded (words only).
+    fn get(&self) -> Pending<'_, Option<Arc<dyn BoundJudge>>>;
+}
+
+/// An embedder there is nothing to load for.
+pub struct Ready(pub Arc<dyn BoundJudge>);
+
+impl EmbedderSource for Ready {
+    fn get(&self) -> Pending<'_, Option<Arc<dyn BoundJudge>>> {
+        Box::pin(async { Some(self.0.clone()) })
+    }
+}
+
 /// Keeps a judge's vectors for texts between calls and processes (the
 /// ledger file), so an unchanged text is embedded once.
 pub trait VectorKeeper: Send + Sync {
@@ -93,7 +111,7 @@ pub struct JudgeCalls {
     /// vectors, else an embedding model the ledger is given, so that
     /// lessons pair (and recall) by meaning whatever judge relates them.
     /// None: the engine reads words only.
-    pub embedder: Option<Arc<dyn BoundJudge>>,
+    pub embedder: Option<Arc<dyn EmbedderSource>>,
     /// Where questions look for earlier answers.
     pub answers: Option<Arc<AnswerCache>>,
     /// Where the ledger engine's vectors are kept between processes.
@@ -401,7 +419,11 @@ impl embed_import::Host for JudgeCalls {
         &mut self,
         texts: Vec<String>,
     ) -> wasmtime::Result<Result<embed_import::Embedding, JudgeError>> {
-        let Some(judge) = self.embedder.clone() else {
+        let judge = match &self.embedder {
+            Some(source) => source.get().await,
+            None => None,
+        };
+        let Some(judge) = judge else {
             return Ok(Err(JudgeError::Unsupported(
                 "no embedding model gives this ledger vectors".into(),
             )));
