@@ -7,7 +7,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use silt_e2e::silt_binary;
 
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+pub(crate) type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 /// A tool result's text content, parsed as JSON.
 fn result_json(r: &CallToolResult) -> Value {
@@ -20,7 +20,7 @@ fn result_json(r: &CallToolResult) -> Value {
     serde_json::from_str(&text).expect("JSON result")
 }
 
-async fn call(client: &Client, tool: &str, args: Value) -> (bool, Value) {
+pub(crate) async fn call(client: &Client, tool: &str, args: Value) -> (bool, Value) {
     let r: CallToolResult = client
         .call_tool(
             CallToolRequestParams::new(tool.to_string())

@@ -11,30 +11,11 @@
 use std::collections::{HashMap, HashSet};
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use silt_e2e::silt_binary;
 
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
-
-async fn call(client: &Client, tool: &str, args: Value) -> (bool, Value) {
-    let r: CallToolResult = client
-        .call_tool(
-            CallToolRequestParams::new(tool.to_string())
-                .with_arguments(args.as_object().unwrap().clone()),
-        )
-        .await
-        .expect("tools/call");
-    let text: String = r
-        .content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .collect();
-    let v: Value = serde_json::from_str(&text).expect("JSON result");
-    (v["ok"] == true, v)
-}
+use crate::mcp_sediment::{Client, call};
 
 fn server(home: &std::path::Path) -> TokioChildProcess {
     std::fs::write(home.join("silt.toml"), "").unwrap();
