@@ -14,8 +14,8 @@ wit_bindgen::generate!({
     inline: "package silt:standalone; world host-over-wasi {
         include silt:host/host-over-wasi@0.2.1;
         export silt:embed/embed@0.2.2;
-        export silt:ledger/relating-ahead@0.8.0;
-        export silt:ledger/searching-ahead@0.8.0;
+        export silt:ledger/relating-ahead@0.9.0;
+        export silt:ledger/searching-ahead@0.9.0;
     }",
     path: ["../../wit/judge", "../../wit/host", "../../wit/embed", "../../wit/ledger"],
     world: "silt:standalone/host-over-wasi",

@@ -558,12 +558,17 @@ impl GuestLedger for LedgerResource {
             .collect()
     }
 
-    fn review_page(&self, limit: u32) -> Result<ReviewPage, LedgerError> {
+    fn review_page(
+        &self,
+        limit: u32,
+        judge_reads_meaning: bool,
+    ) -> Result<ReviewPage, LedgerError> {
         self.refresh_vectors();
         let page = core::review::review_page(
             &self.ledger.borrow(),
             &mut ImportedRelations::default(),
             limit as usize,
+            judge_reads_meaning,
         )
         .map_err(LedgerError::JudgeFailed)?;
         Ok(ReviewPage {
@@ -576,7 +581,12 @@ impl GuestLedger for LedgerResource {
         })
     }
 
-    fn near_lessons(&self, id: String, limit: u32) -> Result<Vec<ReviewPair>, LedgerError> {
+    fn near_lessons(
+        &self,
+        id: String,
+        limit: u32,
+        judge_reads_meaning: bool,
+    ) -> Result<Vec<ReviewPair>, LedgerError> {
         let i = self
             .ledger
             .borrow()
@@ -589,6 +599,7 @@ impl GuestLedger for LedgerResource {
             &mut ImportedRelations::default(),
             i,
             limit as usize,
+            judge_reads_meaning,
         )
         .map_err(LedgerError::JudgeFailed)?;
         Ok(near.into_iter().map(convert::review_pair_out).collect())

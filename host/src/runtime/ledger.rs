@@ -41,6 +41,10 @@ pub struct LedgerSession {
     poisoned: bool,
     /// Where this session's instances' peak memories are kept.
     peaks: Arc<LedgerPeaks>,
+    /// Whether the judge's relations read meaning (its manifest's
+    /// `[judge] entailment`): review ranks a words-only judge's
+    /// suspicions below nearness in meaning.
+    reads_meaning: bool,
 }
 
 /// The largest linear memories ledger engine instances of a runtime grew
@@ -99,6 +103,7 @@ impl Runtime {
         // A judge without `relate` still serves everything but the sleep
         // pass (the agent-as-judge path needs no judge at all); a sleep that
         // needs it fails with the judge's "unsupported" error.
+        let reads_meaning = self.judge_section(judge)?.entailment;
         let judge = self.judge(judge).await?;
         let embedder: Option<Arc<dyn EmbedderSource>> = if judge.has_vectors() {
             Some(Arc::new(Ready(judge.clone())))
@@ -144,6 +149,7 @@ impl Runtime {
             engine,
             poisoned: false,
             peaks,
+            reads_meaning,
         })
     }
 
@@ -484,15 +490,21 @@ impl LedgerSession {
             .await)
     }
 
+    /// Whether the judge's relations read meaning.
+    pub fn reads_meaning(&self) -> bool {
+        self.reads_meaning
+    }
+
     /// `silt:ledger`'s `review-page`: the pairs most in need of a verdict.
     pub async fn review_page(
         &mut self,
         limit: u32,
     ) -> Result<crate::bindings::ledger_engine::silt::ledger::types::ReviewPage, CallError> {
+        let reads_meaning = self.reads_meaning;
         call!(self, |b, store, res| b
             .silt_ledger_engine()
             .ledger()
-            .call_review_page(&mut *store, res, limit)
+            .call_review_page(&mut *store, res, limit, reads_meaning)
             .await)?
         .map_err(ledger_error)
     }
@@ -504,10 +516,11 @@ impl LedgerSession {
         limit: u32,
     ) -> Result<Vec<crate::bindings::ledger_engine::silt::ledger::types::ReviewPair>, CallError>
     {
+        let reads_meaning = self.reads_meaning;
         call!(self, |b, store, res| b
             .silt_ledger_engine()
             .ledger()
-            .call_near_lessons(&mut *store, res, id, limit)
+            .call_near_lessons(&mut *store, res, id, limit, reads_meaning)
             .await)?
         .map_err(ledger_error)
     }

@@ -134,7 +134,7 @@ impl Runtime {
 
     /// What judge `name`'s manifest claims for it (the cautious defaults
     /// when it claims nothing).
-    fn judge_section(&self, name: &str) -> Result<JudgeSection, CallError> {
+    pub(super) fn judge_section(&self, name: &str) -> Result<JudgeSection, CallError> {
         Ok(self
             .registry()
             .get(name)?

@@ -6,7 +6,8 @@
 //! page by page, each offered pair answered from the labels by
 //! `sediment_apply_judgments`, until nothing remains; then one sleep pass.
 //! The figures are printed for the dev and test splits apart and held to
-//! issue 55's targets.
+//! issue 55's targets. The default set-up: the lexical judge, whose
+//! relations read words, so a page ranks by potion's vectors first.
 
 use std::collections::{HashMap, HashSet};
 
@@ -245,6 +246,8 @@ struct Figures {
     positives: usize,
     offered: usize,
     offered_early: usize,
+    /// Pairs of the first 4 pages that were one text captured twice.
+    early_copies: usize,
     pairs_offered: usize,
     pages: usize,
     largest_page_chars: usize,
@@ -252,7 +255,7 @@ struct Figures {
     f1_contradict: f64,
 }
 
-fn f1(truth: &HashSet<(String, String)>, found: &HashSet<(String, String)>) -> f64 {
+fn f1<T: std::hash::Hash + Eq>(truth: &HashSet<T>, found: &HashSet<T>) -> f64 {
     let hit = truth.intersection(found).count() as f64;
     if truth.is_empty() && found.is_empty() {
         return 1.0;
@@ -260,39 +263,54 @@ fn f1(truth: &HashSet<(String, String)>, found: &HashSet<(String, String)>) -> f
     2.0 * hit / (truth.len() + found.len()) as f64
 }
 
-fn key(a: &str, b: &str) -> (String, String) {
-    if a < b {
-        (a.to_string(), b.to_string())
-    } else {
-        (b.to_string(), a.to_string())
-    }
+/// A lesson's text: WHEN and PREFER.
+type Text = (String, String);
+
+/// An unordered pair, as one key.
+fn key(a: Text, b: Text) -> (Text, Text) {
+    if a < b { (a, b) } else { (b, a) }
 }
 
 async fn review_loop(split: &str) -> Figures {
     let home = tempfile::tempdir().unwrap();
     let client = ().serve(server(home.path())).await.unwrap();
     let items = items(split);
-    // each lesson's item, by id
-    let mut item_of: HashMap<String, usize> = HashMap::new();
-    let mut truth: HashMap<&str, HashSet<(String, String)>> = HashMap::new();
-    for (k, item) in items.iter().enumerate() {
-        let mut ids = Vec::new();
+    // The set says some lessons in more than one item (a merge and a
+    // compatible pair on one base lesson). Captured once per item, the
+    // copies are one lesson said twice: a perfect agent merges them, and
+    // the labels between the items' lessons hold for every copy. So the
+    // oracle and the scores work on texts, not ids.
+    let mut text_of: HashMap<String, (String, String)> = HashMap::new();
+    let mut label: HashMap<(Text, Text), &str> = HashMap::new();
+    for item in &items {
         for (when, prefer) in &item.lessons {
             let id = capture(&client, when, prefer).await;
-            item_of.insert(id.clone(), k);
-            ids.push(id);
+            text_of.insert(id, (when.clone(), prefer.clone()));
         }
         if matches!(item.label.as_str(), "merge" | "contradict") {
-            truth
-                .entry(item.label.as_str())
-                .or_default()
-                .insert(key(&ids[0], &ids[1]));
+            let (x, y) = (item.lessons[0].clone(), item.lessons[1].clone());
+            label.insert(key(x, y), item.label.as_str());
         }
     }
-    let lessons = item_of.len();
-    let positives: HashSet<(String, String)> = truth.values().flatten().cloned().collect();
+    let lessons = text_of.len();
+    let truth_of = |kind: &str| -> HashSet<_> {
+        label
+            .iter()
+            .filter(|(_, l)| **l == kind)
+            .map(|(k, _)| k.clone())
+            .collect()
+    };
+    // the oracle: a copy merges; else the label of the two texts
+    let verdict_of = |a: &str, b: &str| -> &str {
+        let (x, y) = (text_of[a].clone(), text_of[b].clone());
+        if x == y {
+            return "merge";
+        }
+        label.get(&key(x, y)).copied().unwrap_or("distinct")
+    };
     let (mut offered, mut offered_early) = (HashSet::new(), HashSet::new());
     let (mut pages, mut pairs_offered, mut largest_page_chars) = (0, 0, 0);
+    let mut early_copies = 0;
     // the pairs offered until the agent would stop: after two pages in a
     // row without a duplicate or a contradiction
     let (mut dry, mut offered_till_dry, mut pairs_till_dry) = (0, HashSet::new(), None);
@@ -311,17 +329,17 @@ async fn review_loop(split: &str) -> Figures {
         let found_before = offered.len();
         for p in &pairs {
             let (a, b) = (p["a_id"].as_str().unwrap(), p["b_id"].as_str().unwrap());
-            let pair = key(a, b);
-            let verdict = if positives.contains(&pair) {
+            let pair = key(text_of[a].clone(), text_of[b].clone());
+            if label.contains_key(&pair) {
                 offered.insert(pair.clone());
                 if pages <= 4 {
-                    offered_early.insert(pair.clone());
+                    offered_early.insert(pair);
                 }
-                items[item_of[a]].label.as_str()
-            } else {
-                "distinct"
-            };
-            verdicts.push(json!({"a_id": a, "b_id": b, "verdict": verdict}));
+            }
+            if pages <= 4 && text_of[a] == text_of[b] {
+                early_copies += 1;
+            }
+            verdicts.push(json!({"a_id": a, "b_id": b, "verdict": verdict_of(a, b)}));
         }
         if pairs_till_dry.is_none() {
             dry = if offered.len() > found_before {
@@ -359,33 +377,33 @@ async fn review_loop(split: &str) -> Figures {
         json!({"include_retired": true, "limit": 500}),
     )
     .await;
-    let mut found: HashMap<&str, HashSet<(String, String)>> = HashMap::new();
+    // (a merge of two copies of one text is neither found nor missed)
+    let mut found: HashMap<&str, HashSet<_>> = HashMap::new();
     for e in stats["entries"].as_array().unwrap() {
         let (id, note) = (e["id"].as_str().unwrap(), e["note"].as_str().unwrap_or(""));
         for (prefix, kind) in [
             ("merged into ", "merge"),
             ("lost contradiction to ", "contradict"),
         ] {
-            if let Some(other) = note.strip_prefix(prefix) {
-                found.entry(kind).or_default().insert(key(id, other));
+            if let Some(other) = note.strip_prefix(prefix)
+                && text_of[id] != text_of[other]
+            {
+                let pair = key(text_of[id].clone(), text_of[other].clone());
+                found.entry(kind).or_default().insert(pair);
             }
         }
     }
     client.cancel().await.unwrap();
     let empty = HashSet::new();
-    let score = |kind: &str| {
-        f1(
-            truth.get(kind).unwrap_or(&empty),
-            found.get(kind).unwrap_or(&empty),
-        )
-    };
+    let score = |kind: &str| f1(&truth_of(kind), found.get(kind).unwrap_or(&empty));
     Figures {
         offered_till_dry: offered_till_dry.len(),
         pairs_till_dry: pairs_till_dry.unwrap_or(pairs_offered),
         lessons,
-        positives: positives.len(),
+        positives: label.len(),
         offered: offered.len(),
         offered_early: offered_early.len(),
+        early_copies,
         pairs_offered,
         pages,
         largest_page_chars,
@@ -404,7 +422,7 @@ async fn figures_and_misses() -> Vec<String> {
         let per_lesson = f.pairs_offered as f64 / f.lessons as f64;
         println!(
             "review loop, {split}: {} lessons, {} merge+contradict pairs; offered {}/{} ({:.0}%), \
-             {} in the first 4 pages ({:.0}%); {} pairs offered over {} pages ({per_lesson:.2} a \
+             {} in the first 4 pages ({:.0}%, beside {} copies of one text); {} pairs offered over {} pages ({per_lesson:.2} a \
              lesson, largest page {} chars); F1 merge {:.2}, contradict {:.2}",
             f.lessons,
             f.positives,
@@ -413,6 +431,7 @@ async fn figures_and_misses() -> Vec<String> {
             100.0 * share(f.offered),
             f.offered_early,
             100.0 * share(f.offered_early),
+            f.early_copies,
             f.pairs_offered,
             f.pages,
             f.largest_page_chars,
@@ -447,17 +466,24 @@ async fn figures_and_misses() -> Vec<String> {
             format!("largest page {} chars > 4000", f.largest_page_chars),
             f.largest_page_chars <= 4000,
         );
+        miss(
+            format!("{per_lesson:.2} pairs offered a lesson > 1.5"),
+            per_lesson <= 1.5,
+        );
     }
     misses
 }
 
 /// Issue 55's targets that the default set-up meets: nearly every
-/// duplicate and contradiction is offered, the ledger ends with F1 of 0.9
-/// or more on both, and a page of 10 is compact. Two it does not meet
-/// yet are printed, not asserted (80% of the pairs in the first 4 pages,
-/// 1.5 pairs offered a lesson): with the lexical judge the ranking rests
-/// on the embedder's cosines, which place siblings and compatible actions
-/// among the duplicates (docs/JUDGES.md, "Review pages").
+/// duplicate and contradiction is offered, in at most 1.5 pairs a lesson
+/// in all, the ledger ends with F1 of 0.9 or more on both, and a page of
+/// 10 is compact. One it does not meet is printed, not asserted: 80% of
+/// the labelled pairs in the first 4 pages. The set says each topic in
+/// several items (a duplicate, a contradiction and a compatible pair on
+/// one base lesson, worded a little apart), so the first pages go to
+/// restatements across items that the labels do not name: the oracle
+/// calls them distinct where a real agent would merge them
+/// (docs/JUDGES.md, "Review pages").
 #[tokio::test]
 async fn the_review_loop_reaches_its_targets() {
     let misses = figures_and_misses().await;

@@ -297,7 +297,7 @@ fn review_pages_rank_held_pairs_first_and_forget_nothing_judged() {
     let all = l.review_pairs().len();
     assert!(all >= 4, "{all}");
     // held: a–b and b–c (each a "never" against a "wrap")
-    let page = review_page(&l, &mut judge, 3).unwrap();
+    let page = review_page(&l, &mut judge, 3, true).unwrap();
     assert_eq!(page.pairs.len(), 3);
     assert_eq!(page.remaining, all - 3);
     for held in &page.pairs[..2] {
@@ -323,7 +323,7 @@ fn review_pages_rank_held_pairs_first_and_forget_nothing_judged() {
         })
         .collect();
     l.apply_judgments(&verdicts, NOW + 1.0);
-    let next = review_page(&l, &mut judge, 50).unwrap();
+    let next = review_page(&l, &mut judge, 50, true).unwrap();
     assert_eq!(next.pairs.len(), all - 3);
     assert_eq!(next.remaining, 0);
     for p in &next.pairs {
@@ -337,7 +337,13 @@ fn review_pages_rank_held_pairs_first_and_forget_nothing_judged() {
     }
     // a limit past 50 is 50, and an empty ledger has an empty page
     let empty = Ledger::new(vec![], Params::default());
-    assert_eq!(review_page(&empty, &mut judge, 500).unwrap().pairs.len(), 0);
+    assert_eq!(
+        review_page(&empty, &mut judge, 500, true)
+            .unwrap()
+            .pairs
+            .len(),
+        0
+    );
 }
 
 #[test]
@@ -357,7 +363,14 @@ fn a_capture_asks_about_near_lessons_the_judge_cannot_clear() {
         ("d", "writing a SQL migration", "name every column"),
         ("e", "baking a chocolate cake", "preheat the oven"),
     ]);
-    let near = near_lessons(&mut l, &mut LexicalRelations(Params::default()), 0, 3).unwrap();
+    let near = near_lessons(
+        &mut l,
+        &mut LexicalRelations(Params::default()),
+        0,
+        3,
+        false,
+    )
+    .unwrap();
     // the contradiction first; a different action in one situation the
     // lexical judge cannot clear either; not the sibling, not the cake
     let ids: Vec<&str> = near.iter().map(|p| p.b_id.as_str()).collect();
@@ -412,4 +425,93 @@ fn an_agents_distinct_does_not_stop_siblings_folding() {
     )
     .unwrap();
     assert_eq!(r.generalized, 1);
+}
+
+/// Seven lessons on an arc (10° apart in meaning, one action), with
+/// words that share nothing, so only their vectors pair them.
+fn arc() -> Ledger {
+    let mut l = Ledger::new(vec![], Params::default());
+    let (mut texts, mut vectors) = (Vec::new(), Vec::new());
+    for k in 0..7 {
+        let when = format!("situation{k}");
+        l.capture(format!("s{k}"), &when, "do it", Feedback::Neutral, NOW);
+        let angle = (10.0 * k as f32).to_radians();
+        texts.push(when);
+        vectors.push(vec![angle.cos(), angle.sin(), 0.0]);
+    }
+    texts.push("do it".into());
+    vectors.push(vec![0.0, 0.0, 1.0]);
+    let cuts = super::meaning::Cuts {
+        trigger: 0.3,
+        lesson: 0.3,
+        action: 0.3,
+    };
+    l.learn_vectors(&texts, &vectors, cuts).unwrap();
+    l
+}
+
+#[test]
+fn review_offers_only_mutual_nearest_pairs_unless_sleep_holds_them() {
+    let l = arc();
+    let mut distinct = always([0.0, 0.0, 0.0, 1.0]);
+    let page = review_page(&l, &mut distinct, 50, false).unwrap();
+    let offered: Vec<(String, String)> = page
+        .pairs
+        .iter()
+        .map(|p| (p.a_id.clone(), p.b_id.clone()))
+        .collect();
+    let has = |a: &str, b: &str| {
+        offered
+            .iter()
+            .any(|(x, y)| (x.as_str(), y.as_str()) == (a, b) || (x.as_str(), y.as_str()) == (b, a))
+    };
+    // neighbours are offered, nearest first; lessons 40° apart are not
+    // each among the other's 4 nearest, 60° not at all
+    assert!(has("s0", "s1") && has("s3", "s4"), "{offered:?}");
+    assert!(!has("s0", "s4") && !has("s0", "s6"), "{offered:?}");
+    assert!(l.review_pairs().len() > page.pairs.len());
+    // a pair sleep holds is offered whatever its rank, and first from a
+    // judge that reads meaning
+    let mut holds_far = Scripted(|a: &Lesson<'_>, b: &Lesson<'_>| {
+        if [a.when, b.when] == ["situation0", "situation6"] {
+            [0.7, 0.0, 0.0, 0.3]
+        } else {
+            [0.0, 0.0, 0.0, 1.0]
+        }
+    });
+    let page = review_page(&l, &mut holds_far, 50, true).unwrap();
+    assert_eq!(
+        (page.pairs[0].a_id.as_str(), page.pairs[0].b_id.as_str()),
+        ("s0", "s6")
+    );
+    assert!(page.pairs[0].held);
+    // from a judge that reads words, nearness comes before its lean
+    let page = review_page(&l, &mut holds_far, 50, false).unwrap();
+    assert!(!(page.pairs[0].a_id == "s0" && page.pairs[0].b_id == "s6"));
+    let last = page.pairs.last().unwrap();
+    assert_eq!((last.a_id.as_str(), last.b_id.as_str()), ("s0", "s6"));
+}
+
+#[test]
+fn mutual_nearest_ranks_a_crowd_below_a_pair() {
+    use super::meaning::{Rows, mutual_nearest, quantise};
+    // a tight pair (0, 1) beside a crowd of four (2..6) about one point
+    let points: [[f32; 2]; 6] = [
+        [1.0, 0.0],
+        [0.995, 0.0998],
+        [0.0, 1.0],
+        [0.05, 0.9987],
+        [-0.05, 0.9987],
+        [0.0998, 0.995],
+    ];
+    let mut rows = Rows::new(2);
+    for p in points {
+        rows.push_stored(&quantise(&p));
+    }
+    let pairs = mutual_nearest(&rows, 0.5, 2);
+    assert!(pairs.contains(&(0, 1, 0)), "{pairs:?}");
+    // within the crowd each has three near; a mutual pair of the crowd
+    // ranks no better than 0 and some crowd pairs are not mutual at 2
+    assert!(pairs.iter().all(|&(i, j, _)| (i, j) == (0, 1) || i >= 2));
+    assert!(pairs.iter().filter(|&&(i, _, _)| i >= 2).count() < 6);
 }

@@ -177,6 +177,42 @@ impl Near for Lists {
     }
 }
 
+/// Pairs (i < j) of rows each among the other's `k` nearest at `cut` or
+/// nearer (mutual nearest neighbours), with the worse of the two ranks
+/// (0 = each is the other's nearest). A pair near only because one of
+/// its rows sits in a crowd (ten lessons on one topic) ranks low from
+/// the crowd's side; a duplicate or a contradiction is usually each
+/// other's first or second. Zero rows pair with nothing.
+pub fn mutual_nearest(rows: &Rows, cut: f64, k: usize) -> Vec<(usize, usize, usize)> {
+    let mut nonzero = Rows::new(rows.dim);
+    let mut place = Vec::new();
+    for i in 0..rows.len() {
+        let row = rows.row(i);
+        if row.iter().any(|&x| x != 0) {
+            nonzero.push_stored(row);
+            place.push(i);
+        }
+    }
+    let mut lists = nearest_lists(&nonzero, cut as f32, k);
+    for list in &mut lists {
+        list.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    }
+    let rank = |i: usize, j: usize| lists[i].iter().position(|&(_, r)| r as usize == j);
+    let mut out = Vec::new();
+    for (i, list) in lists.iter().enumerate() {
+        for (ri, &(_, j)) in list.iter().enumerate() {
+            let j = j as usize;
+            if i < j
+                && let Some(rj) = rank(j, i)
+            {
+                out.push((place[i], place[j], ri.max(rj)));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
 /// How many rows `keep` lets through are at `cut` or nearer to `v`: one
 /// exact scan (a new lesson's partners, for the redundancy count).
 pub fn count_near(rows: &Rows, v: &[i8], cut: f64, keep: impl Fn(usize) -> bool) -> usize {
