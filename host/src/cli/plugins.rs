@@ -146,7 +146,7 @@ fn summary(e: &Entry) -> Value {
         "grants": grants_json(&m.grants),
         "broad_grants": m.broad_grants(),
         "limits": m.limits,
-        "entailment": m.judge.unwrap_or_default().entailment,
+        "entailment": m.judge.clone().unwrap_or_default().entailment,
     })
 }
 
@@ -518,7 +518,7 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
                 );
                 println!("grants:   {}", grants_line(&m.grants));
                 if m.plugin.kind == PluginKind::Judge {
-                    let entails = m.judge.unwrap_or_default().entailment;
+                    let entails = m.judge.clone().unwrap_or_default().entailment;
                     println!(
                         "verify:   {}",
                         if entails {

@@ -232,7 +232,7 @@ const SECRET_WORDS: [&str; 7] = [
 
 /// The `[judge]` table: what a judge can be trusted with. Everything
 /// defaults to the cautious answer, so a judge must claim an ability.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JudgeSection {
     /// The judge reads what a passage states (entailment), not only which
@@ -248,6 +248,12 @@ pub struct JudgeSection {
     /// lexical judge); any other is asked as usual.
     #[serde(default)]
     pub engine_ranking: bool,
+    /// The model that answers, as every answer's `usage.model` names it:
+    /// a name or description, or `env:VAR=DEFAULT` for the value of silt's
+    /// environment variable VAR when set, else DEFAULT. A judge granted
+    /// installed models (`grants.models`) is named by them without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// A whole manifest.
@@ -566,6 +572,23 @@ mod tests {
         ]) {
             assert!(w.contains(part), "{w}");
         }
+    }
+
+    #[test]
+    fn the_agent_judge_names_the_models_its_clis_run_by_default() {
+        let model = |text: &str| {
+            let m = Manifest::parse(text, "m").unwrap().judge.unwrap().model;
+            granted_model(&m.unwrap(), |_| None)
+        };
+        let agent = model(include_str!("../../builtin/agent.toml"));
+        assert!(agent.contains(silt_core::search::claude::MODEL), "{agent}");
+        assert!(agent.contains(silt_core::search::codex::MODEL), "{agent}");
+        // the user's choice wins
+        let m = Manifest::parse(include_str!("../../builtin/openai.toml"), "m").unwrap();
+        let chosen = granted_model(&m.judge.unwrap().model.unwrap(), |v| {
+            (v == "SILT_MODEL").then(|| "qwen3-8b".to_string())
+        });
+        assert_eq!(chosen, "qwen3-8b");
     }
 
     #[test]

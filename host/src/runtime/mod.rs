@@ -14,6 +14,7 @@ pub mod capability;
 pub mod failure;
 pub mod grants;
 pub mod judge;
+pub mod judged_by;
 pub mod ledger;
 pub mod limits;
 pub mod linkers;

@@ -140,6 +140,7 @@ impl Runtime {
             .get(name)?
             .manifest
             .judge
+            .clone()
             .unwrap_or_default())
     }
 

@@ -291,7 +291,9 @@ pub async fn run(
         .as_deref()
         .unwrap_or_else(|| config.judge_for("sieve_ask"));
     let result = runtime.ask(judge, &request).await?;
-    Ok(result_json(params.kind, judge, &result))
+    let mut out = result_json(params.kind, judge, &result);
+    runtime.judged_by(judge)?.stamp(&mut out);
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -73,6 +73,17 @@ impl From<String> for ToolError {
     }
 }
 
+/// A store's or a file's failure (anyhow, with its context): the ledger
+/// failed, unless a call's own error is inside, which keeps its kind.
+impl From<anyhow::Error> for ToolError {
+    fn from(e: anyhow::Error) -> Self {
+        match e.downcast::<CallError>() {
+            Ok(call) => call.into(),
+            Err(e) => format!("{e:#}").into(),
+        }
+    }
+}
+
 impl From<CallError> for ToolError {
     fn from(e: CallError) -> Self {
         let (code, hint) = match &e {

@@ -109,6 +109,6 @@ pub async fn run(
         });
     }
     add_usage(&mut out, &r.usage);
-    out["judge"] = json!(judge);
+    runtime.judged_by(judge)?.stamp(&mut out);
     Ok(out)
 }

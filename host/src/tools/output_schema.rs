@@ -28,9 +28,10 @@ fn array_of(item: Value) -> Value {
     json!({"type": "array", "items": item})
 }
 
-/// The usage object every `sieve_*` result carries.
+/// The usage object every `sieve_*` result carries; `model` only where
+/// the judge has one.
 fn usage() -> Value {
-    object(&[
+    let mut usage = object(&[
         ("tokens", t("integer")),
         ("input_tokens", t("integer")),
         ("output_tokens", t("integer")),
@@ -38,7 +39,22 @@ fn usage() -> Value {
         ("cache_hits", t("integer")),
         ("cost_usd", t("number")),
         ("budget_exhausted", t("boolean")),
-    ])
+        ("judge", t("string")),
+        ("judge_reads_meaning", t("boolean")),
+    ]);
+    usage["properties"]["model"] = t("string");
+    usage
+}
+
+/// The usage of a `sediment_*` result that asked the judge: which judge,
+/// whether it reads meaning, and its model where it has one.
+fn judged_usage() -> Value {
+    let mut usage = object(&[
+        ("judge", t("string")),
+        ("judge_reads_meaning", t("boolean")),
+    ]);
+    usage["properties"]["model"] = t("string");
+    usage
 }
 
 /// A `sieve_*` result: its own fields plus `usage` and `judge`.
@@ -168,6 +184,7 @@ pub fn for_tool(name: &str) -> Option<Value> {
             ("held_for_review", t("integer")),
             ("undoable", t("array")),
             ("candidates", t("string")),
+            ("usage", judged_usage()),
         ]),
         "sediment_undo" => sediment(&[
             ("undone", t("integer")),
@@ -182,6 +199,7 @@ pub fn for_tool(name: &str) -> Option<Value> {
                 "pairs",
                 array_of(object(&[("a_id", t("string")), ("b_id", t("string"))])),
             ),
+            ("usage", judged_usage()),
         ]),
         "sediment_apply_judgments" => sediment(&[
             sleep_counts[0].clone(),

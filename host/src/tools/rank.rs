@@ -60,6 +60,6 @@ pub async fn run(
         "candidates_scored": result.candidates_scored,
     });
     add_usage(&mut out, &result.usage);
-    out["judge"] = json!(judge);
+    runtime.judged_by(judge)?.stamp(&mut out);
     Ok(out)
 }

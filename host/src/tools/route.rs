@@ -74,12 +74,13 @@ pub async fn run(
     let mut usage = usage_json(&r.usage);
     usage.insert("stages".into(), json!(r.stages));
     usage.insert("batches".into(), json!(r.batches));
-    Ok(json!({
+    let mut out = json!({
         "choice": r.choice,
         "confidence": r.confidence,
         "confidence_source": "judge",
         "probabilities": distribution(&r.probabilities),
         "usage": usage,
-        "judge": judge,
-    }))
+    });
+    runtime.judged_by(judge)?.stamp(&mut out);
+    Ok(out)
 }

@@ -397,8 +397,8 @@ pub async fn run(
             v
         }).collect::<Vec<_>>(),
         "wall_seconds": (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
-        "judge": judge,
     });
+    runtime.judged_by(judge)?.stamp(&mut out);
     if (pooled.hits.len() as u32) < depth {
         out["pool_short"] = json!(true);
     }

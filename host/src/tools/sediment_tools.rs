@@ -19,6 +19,7 @@ use crate::ledger::service::{Done, LedgerService, Op, SleepCommit};
 use crate::ledger::store::Store;
 use crate::ledger::values::view;
 use crate::runtime::Runtime;
+use crate::runtime::judged_by::JudgedBy;
 use crate::tools::error::ToolError;
 
 /// Below this many active lessons there is nothing worth a sleep pass.
@@ -271,7 +272,7 @@ pub struct LedgerTools {
 /// An operation waiting for the ledger, and where its answer goes.
 struct Waiting {
     op: Op,
-    answer: tokio::sync::oneshot::Sender<Result<Done, String>>,
+    answer: tokio::sync::oneshot::Sender<Result<Done, ToolError>>,
 }
 
 impl LedgerTools {
@@ -328,11 +329,13 @@ impl LedgerTools {
     }
 
     /// The open service, for commands beyond the nine tools.
-    pub async fn open(&self) -> Result<tokio::sync::MappedMutexGuard<'_, LedgerService>, String> {
+    pub async fn open(
+        &self,
+    ) -> Result<tokio::sync::MappedMutexGuard<'_, LedgerService>, ToolError> {
         self.service().await
     }
 
-    async fn service(&self) -> Result<tokio::sync::MappedMutexGuard<'_, LedgerService>, String> {
+    async fn service(&self) -> Result<tokio::sync::MappedMutexGuard<'_, LedgerService>, ToolError> {
         let mut guard = self.service.lock().await;
         if guard.is_none() {
             let fresh = !Store::exists(&self.path);
@@ -348,7 +351,7 @@ impl LedgerTools {
             };
             let judge = self.config.judge_for("sediment_sleep").to_string();
             let mut service = LedgerService::open(self.runtime.clone(), &judge, &self.path)
-                .map_err(|e| e.to_string())?;
+                .map_err(ToolError::from)?;
             let mut params = crate::runtime::ledger::default_params();
             params.destructive_margin = self
                 .config
@@ -430,9 +433,10 @@ impl LedgerTools {
                 }
             }
             None => {
-                if let Some(near) = self.near_question(&e.id).await {
-                    out["near"] = near.0;
-                    out["question"] = json!(near.1);
+                if let Some((near, question, usage)) = self.near_question(&e.id).await {
+                    out["near"] = near;
+                    out["question"] = json!(question);
+                    out["usage"] = usage;
                 }
             }
         }
@@ -501,15 +505,20 @@ impl LedgerTools {
     /// Up to 3 lessons near the one just captured that the judge could
     /// not clear as distinct, and the question to put to the agent; none
     /// when there are none (or the judge failed: the capture stands).
-    async fn near_question(&self, id: &str) -> Option<(Value, String)> {
+    async fn near_question(&self, id: &str) -> Option<(Value, String, Value)> {
         let mut service = self.service().await.ok()?;
         let near = service.near_lessons(id, 3).await.ok()?;
         if near.is_empty() {
             return None;
         }
+        let by = self.runtime.judged_by(service.judge()).ok()?;
         let pairs: Vec<Value> = near
             .iter()
-            .map(|p| json!({"id": p.b_id, "lesson": p.b, "relation": verdict_word(p.relation), "p": p.probability}))
+            .map(|p| {
+                let mut pair = json!({"id": p.b_id, "lesson": p.b});
+                suspicion(&mut pair, "relation", &by, p.relation, p.probability);
+                pair
+            })
             .collect();
         Some((
             json!(pairs),
@@ -518,6 +527,7 @@ impl LedgerTools {
                  distinct? Capture again with relates_to, or send sediment_apply_judgments \
                  verdicts (merge, contradict, distinct) for ({id}, other)."
             ),
+            json!(by.usage_fields()),
         ))
     }
 
@@ -527,7 +537,7 @@ impl LedgerTools {
     /// its operation already run by the one before it takes that answer.
     /// If that one went away mid-batch (its transaction rolled back), or
     /// the batch failed, each operation runs alone.
-    async fn batched(&self, op: Op) -> Result<Done, String> {
+    async fn batched(&self, op: Op) -> Result<Done, ToolError> {
         let (answer, mut answered) = tokio::sync::oneshot::channel();
         let mine = op.clone();
         self.waiting
@@ -538,7 +548,7 @@ impl LedgerTools {
         match answered.try_recv() {
             Ok(done) => return done,
             Err(tokio::sync::oneshot::error::TryRecvError::Closed) => {
-                return service.run_one(&mine).await.map_err(|e| e.to_string());
+                return service.run_one(&mine).await.map_err(ToolError::from);
             }
             Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
         }
@@ -557,19 +567,19 @@ impl LedgerTools {
             }
             Err(e) if batch.len() == 1 => {
                 if let Some(w) = batch.into_iter().next() {
-                    let _ = w.answer.send(Err(e.to_string()));
+                    let _ = w.answer.send(Err(ToolError::from(e)));
                 }
             }
             Err(_) => {
                 for w in batch {
-                    let alone = service.run_one(&w.op).await.map_err(|e| e.to_string());
+                    let alone = service.run_one(&w.op).await.map_err(ToolError::from);
                     let _ = w.answer.send(alone);
                 }
             }
         }
         answered
             .try_recv()
-            .unwrap_or_else(|_| Err("the ledger dropped this call's answer".into()))
+            .unwrap_or_else(|_| Err(String::from("the ledger dropped this call's answer").into()))
     }
 
     /// Sleeps when the redundancy pressure reaches `threshold`, away from
@@ -591,7 +601,8 @@ impl LedgerTools {
         };
         let r = self
             .service()
-            .await?
+            .await
+            .map_err(|e| e.to_string())?
             .redundancy(threshold)
             .await
             .map_err(|e| format!("captured; the scheduled sleep check failed: {e}"))?;
@@ -613,7 +624,10 @@ impl LedgerTools {
         }
         let tools = Arc::clone(self);
         tokio::spawn(async move {
-            let outcome = tools.scheduled_pass(pressure, threshold, now).await;
+            let outcome = tools
+                .scheduled_pass(pressure, threshold, now)
+                .await
+                .map_err(|e| e.to_string());
             if let Err(e) = &outcome {
                 tracing::warn!("{e}");
             }
@@ -632,7 +646,7 @@ impl LedgerTools {
         pressure: f64,
         threshold: f64,
         now: f64,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         let judge = self.config.judge_for("sediment_sleep").to_string();
         let (s, undoable) = self.sleep_apart(&judge, now, None).await?;
         Ok(json!({
@@ -652,7 +666,7 @@ impl LedgerTools {
             .await?
             .feedback(&id, contradict, now)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(ToolError::from)?;
         Ok(json!({"ok": true, "updated": view(&e, now)}))
     }
 
@@ -663,7 +677,7 @@ impl LedgerTools {
             .await?
             .homeostasis(self.now())
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(ToolError::from)?;
         Ok(json!({"ok": true, "retired": h.retired, "evicted": h.evicted, "active": h.active}))
     }
 
@@ -699,10 +713,11 @@ impl LedgerTools {
             .await
             .map_err(ToolError::from)?
             .describe();
+        let usage = self.runtime.judged_by(&judge)?.usage_fields();
         Ok(
             json!({"ok": true, "merged": s.merged, "contradictions_resolved": s.contradictions_resolved,
                    "generalized": s.generalized, "held_for_review": s.held_for_review,
-                   "undoable": undoable, "candidates": candidates}),
+                   "undoable": undoable, "candidates": candidates, "usage": usage}),
         )
     }
 
@@ -716,14 +731,14 @@ impl LedgerTools {
         judge: &str,
         now: f64,
         judged: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    ) -> Result<(SleepReport, Vec<Value>), String> {
+    ) -> Result<(SleepReport, Vec<Value>), ToolError> {
         for _ in 0..SLEEP_ATTEMPTS {
             let started = std::time::Instant::now();
             let snapshot = self
                 .service()
                 .await?
                 .sleep_snapshot(judge)
-                .map_err(|e| e.to_string())?;
+                .map_err(ToolError::from)?;
             if let Some(j) = &judged {
                 j.store(0, std::sync::atomic::Ordering::Relaxed);
             }
@@ -731,12 +746,12 @@ impl LedgerTools {
             let (report, change) =
                 LedgerService::sleep_apart(&self.runtime, &snapshot, now, judged.clone())
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(ToolError::from)?;
             let slept = started.elapsed();
             let mut service = self.service().await?;
             match service
                 .commit_sleep(&snapshot, &change)
-                .map_err(|e| e.to_string())?
+                .map_err(ToolError::from)?
             {
                 SleepCommit::Done(events) => {
                     let steps = undoable(&events, service.store.last_event_seqs());
@@ -758,7 +773,7 @@ impl LedgerTools {
         let outcome = service.sleep(now, judged).await;
         // a per-call judge applies to this call only
         service.set_judge(&default);
-        let (report, events) = outcome.map_err(|e| e.to_string())?;
+        let (report, events) = outcome.map_err(ToolError::from)?;
         let steps = undoable(&events, service.store.last_event_seqs());
         Ok((report, steps))
     }
@@ -771,7 +786,7 @@ impl LedgerTools {
             .service()
             .await?
             .undo(p.event, now)
-            .map_err(|e| e.to_string())?;
+            .map_err(ToolError::from)?;
         Ok(json!({
             "ok": true,
             "undone": p.event,
@@ -794,15 +809,13 @@ impl LedgerTools {
         let mut service = self.service().await?;
         // such a file may also hold a key with spaces at its ends: taken
         // as given when, trimmed, it names nothing
-        let has = |id: &str| service.store.contains(id).map_err(|e| e.to_string());
+        let has = |id: &str| service.store.contains(id).map_err(ToolError::from);
         let id = if trimmed != p.id && !has(&trimmed)? && has(&p.id)? {
             p.id
         } else {
             trimmed
         };
-        let gone = service
-            .forget(&id, &reason, now)
-            .map_err(|e| e.to_string())?;
+        let gone = service.forget(&id, &reason, now).map_err(ToolError::from)?;
         Ok(json!({
             "ok": true,
             "forgotten": id,
@@ -813,26 +826,27 @@ impl LedgerTools {
     pub async fn review(&self, args: Map<String, Value>) -> ToolOutcome {
         let p: ReviewParams = parse(args)?;
         let limit = range("limit", p.limit, 1, 50)?;
-        let page = self
-            .service()
-            .await?
-            .review_page(limit)
-            .await
-            .map_err(|e| e.to_string())?;
+        let mut service = self.service().await?;
+        let page = service.review_page(limit).await.map_err(ToolError::from)?;
+        let by = self.runtime.judged_by(service.judge())?;
+        drop(service);
         // compact: a page of 10 ordinary lessons is about 3k characters
         let pairs: Vec<Value> = page
             .pairs
             .iter()
             .map(|c| {
-                let mut pair = json!({"a_id": c.a_id, "b_id": c.b_id, "a": c.a, "b": c.b,
-                    "suspected": verdict_word(c.relation), "p": c.probability});
+                let mut pair = json!({"a_id": c.a_id, "b_id": c.b_id, "a": c.a, "b": c.b});
+                suspicion(&mut pair, "suspected", &by, c.relation, c.probability);
                 if c.held {
                     pair["held"] = json!(true);
                 }
                 pair
             })
             .collect();
-        Ok(json!({"ok": true, "count": pairs.len(), "remaining": page.remaining, "pairs": pairs}))
+        Ok(
+            json!({"ok": true, "count": pairs.len(), "remaining": page.remaining, "pairs": pairs,
+                  "usage": by.usage_fields()}),
+        )
     }
 
     pub async fn apply(&self, args: Map<String, Value>) -> ToolOutcome {
@@ -863,7 +877,7 @@ impl LedgerTools {
             .await?
             .apply_judgments(&judgments, self.now())
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(ToolError::from)?;
         let skipped: Vec<Value> = r
             .skipped
             .iter()
@@ -883,8 +897,8 @@ impl LedgerTools {
         let entries = service
             .stats(p.include_retired, limit, now)
             .await
-            .map_err(|e| e.to_string())?;
-        let all = service.store.all().map_err(|e| e.to_string())?;
+            .map_err(ToolError::from)?;
+        let all = service.store.all().map_err(ToolError::from)?;
         let active = all
             .iter()
             .filter(|e| e.status == silt_core::ledger::Status::Active)
@@ -918,6 +932,20 @@ fn undoable(events: &[silt_core::ledger::events::Event], seqs: &[i64]) -> Vec<Va
         })
         .map(|(e, seq)| json!({"event": seq, "kind": e.kind, "kept": e.id, "retired": e.others}))
         .collect()
+}
+
+/// What the judge suspects of a pair, as `suspected` (`relation` in a
+/// capture's near lessons) and `p`. A judge that reads only words gives
+/// "distinct" (or "sibling") to whatever shares few words, at a
+/// probability that reads as sure; that is no finding, so it is left
+/// out, and its merge or contradict is kept as the lean it is (`usage`
+/// says the judge reads words).
+fn suspicion(pair: &mut Value, key: &str, by: &JudgedBy, relation: Verdict, p: f64) {
+    let leans = matches!(relation, Verdict::Merge | Verdict::Contradict);
+    if by.reads_meaning || leans {
+        pair[key] = json!(verdict_word(relation));
+        pair["p"] = json!(p);
+    }
 }
 
 /// A relation as the tools say it.

@@ -153,6 +153,6 @@ pub async fn run(
         })).collect::<Vec<_>>(),
     });
     add_usage(&mut out, &r.usage);
-    out["judge"] = json!(judge);
+    runtime.judged_by(judge)?.stamp(&mut out);
     Ok(out)
 }

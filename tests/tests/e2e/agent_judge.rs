@@ -242,6 +242,14 @@ fn silt_ask_answers_from_claude_in_one_sandboxed_run() {
     // 40 items in batches of 30: two runs, each its own fresh folder
     assert_eq!(runs.len(), 2, "{out:#}");
     let usage = &out["usage"];
+    assert_eq!(usage["judge"], "agent", "{out:#}");
+    assert!(
+        usage["model"]
+            .as_str()
+            .unwrap()
+            .contains("claude-haiku-4-5"),
+        "{out:#}"
+    );
     assert!(
         (usage["cost_usd"].as_f64().unwrap() - 0.0084).abs() < 1e-9,
         "{out:#}"

@@ -117,6 +117,16 @@ async fn the_sieve_tools_take_the_embedding_judge() {
         .await,
     );
     assert_eq!(asked["judge"], "embedding");
+    // usage names the judge and its model, and that it reads no entailment
+    assert_eq!(
+        (
+            &asked["usage"]["judge"],
+            &asked["usage"]["model"],
+            &asked["usage"]["judge_reads_meaning"]
+        ),
+        (&json!("embedding"), &json!("minilm"), &json!(false)),
+        "{asked:#}"
+    );
     let p = |id: &str| {
         asked["results"]
             .as_array()

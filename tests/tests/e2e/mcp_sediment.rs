@@ -571,5 +571,24 @@ async fn a_failed_auto_sleep_is_a_warning_beside_a_stored_capture() {
         stats["active"], captured,
         "every capture stored once: {stats}"
     );
+    // asked directly, the judge's failure keeps its kind: the agent reads
+    // judge_failed (retry or pick another judge), not a broken ledger
+    for (tool, args) in [
+        ("sediment_sleep", json!({})),
+        ("sediment_review_candidates", json!({})),
+    ] {
+        let (ok, v) = call(&client, tool, args).await;
+        assert!(!ok, "{tool}: {v}");
+        assert_eq!(v["error"]["code"], "judge_failed", "{tool}: {v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("127.0.0.1:{dead}")),
+            "{tool}: {v}"
+        );
+    }
+    let (_, after) = call(&client, "sediment_stats", json!({})).await;
+    assert_eq!(after["active"], captured, "nothing changed: {after}");
     client.cancel().await.unwrap();
 }

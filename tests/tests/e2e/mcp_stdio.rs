@@ -61,8 +61,15 @@ fn assert_usage_fields(result: &Value) {
         "cache_hits",
         "cost_usd",
         "budget_exhausted",
+        "judge",
+        "judge_reads_meaning",
     ] {
         assert!(result.get(field).is_some(), "usage lacks {field}: {result}");
+    }
+    // the lexical judge counts words: no model, and it says so
+    if result["judge"] == "lexical" {
+        assert_eq!(result["judge_reads_meaning"], false, "{result}");
+        assert!(result.get("model").is_none(), "{result}");
     }
 }
 

@@ -6,7 +6,7 @@
 //! clear error and nothing confident. Over stdio and over the shared HTTP
 //! server.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use silt_e2e::silt_binary;
 
 fn python() -> std::ffi::OsString {
@@ -62,6 +62,11 @@ fn check_answers(report: &Value) {
         assert!(p[tool] < 0.01, "{ask:#}");
     }
     assert_eq!(ask["usage"]["cache_hits"], 0, "{ask:#}");
+    assert_eq!(
+        (&ask["usage"]["judge"], &ask["usage"]["model"]),
+        (&json!("sampling"), &json!("the MCP client's model")),
+        "{ask:#}"
+    );
     // at the stated $100 per million tokens: one request's estimate
     let cost = ask["usage"]["cost_usd"].as_f64().unwrap();
     assert!(cost > 0.01 && cost < 0.1, "{ask:#}");

@@ -161,6 +161,7 @@ async fn a_capture_asks_and_takes_a_relation() {
     assert!(ok, "{v}");
     assert_eq!(v["near"][0]["id"], a.as_str(), "{v}");
     assert_eq!(v["near"][0]["relation"], "contradict", "{v}");
+    assert_eq!(v["usage"]["judge"], "lexical", "{v}");
     assert!(v["question"].as_str().unwrap().contains("restate"), "{v}");
     let b = v["captured"]["id"].as_str().unwrap().to_string();
 
@@ -318,6 +319,20 @@ async fn review_loop(split: &str) -> Figures {
         let (ok, page) = call(&client, "sediment_review_candidates", json!({"limit": 10})).await;
         assert!(ok, "{page}");
         let pairs = page["pairs"].as_array().unwrap().clone();
+        // the lexical judge reads words: the page says so, and shows no
+        // "distinct" at a probability that reads as sure
+        assert_eq!(
+            (
+                &page["usage"]["judge"],
+                &page["usage"]["judge_reads_meaning"]
+            ),
+            (&json!("lexical"), &json!(false)),
+            "{page}"
+        );
+        for p in &pairs {
+            let s = &p["suspected"];
+            assert!(s.is_null() || s == "merge" || s == "contradict", "{p}");
+        }
         if pairs.is_empty() {
             assert_eq!(page["remaining"], 0, "{page}");
             break;
