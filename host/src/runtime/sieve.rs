@@ -132,6 +132,24 @@ impl Runtime {
         }
     }
 
+    /// One call of `engine` with judge `judge` and `grants`: a fresh
+    /// store, `call` (instantiate and call one export) under the engine's
+    /// wall clock, and the outcome as [`Self::engine_result`] gives it.
+    async fn run_engine<P, R>(
+        &self,
+        judge: &str,
+        engine: &Loaded<P>,
+        grants: CallGrants,
+        call: impl AsyncFnOnce(&mut Store<PluginState>) -> wasmtime::Result<Result<R, AskError>>,
+    ) -> Result<R, CallError>
+    where
+        R: WithUsage + serde::Serialize,
+    {
+        let mut store = self.engine_store(judge, engine, grants).await?;
+        let outcome = tokio::time::timeout(engine.sandbox().wall(), call(&mut store)).await;
+        Self::engine_result(engine, &store, outcome)
+    }
+
     /// What judge `name`'s manifest claims for it (the cautious defaults
     /// when it claims nothing).
     pub(super) fn judge_section(&self, name: &str) -> Result<JudgeSection, CallError> {
@@ -158,15 +176,11 @@ impl Runtime {
         request: &ask::AskRequest,
     ) -> Result<ask::AskResult, CallError> {
         let engine = self.ask_engine().await?;
-        let mut store = self
-            .engine_store(judge_name, &engine, self.answers_only())
-            .await?;
-        let outcome = tokio::time::timeout(engine.sandbox().wall(), async {
-            let e = engine.pre.instantiate_async(&mut store).await?;
-            e.silt_sieve_ask().call_ask(&mut store, request).await
+        self.run_engine(judge_name, &engine, self.answers_only(), async |store| {
+            let e = engine.pre.instantiate_async(&mut *store).await?;
+            e.silt_sieve_ask().call_ask(&mut *store, request).await
         })
-        .await;
-        Self::engine_result(&engine, &store, outcome)
+        .await
     }
 
     /// Runs `sieve_rank` in the ask engine with judge `judge_name`.
@@ -176,15 +190,11 @@ impl Runtime {
         request: &rank::RankRequest,
     ) -> Result<rank::RankResult, CallError> {
         let engine = self.ask_engine().await?;
-        let mut store = self
-            .engine_store(judge_name, &engine, self.answers_only())
-            .await?;
-        let outcome = tokio::time::timeout(engine.sandbox().wall(), async {
-            let e = engine.pre.instantiate_async(&mut store).await?;
-            e.silt_sieve_rank().call_rank(&mut store, request).await
+        self.run_engine(judge_name, &engine, self.answers_only(), async |store| {
+            let e = engine.pre.instantiate_async(&mut *store).await?;
+            e.silt_sieve_rank().call_rank(&mut *store, request).await
         })
-        .await;
-        Self::engine_result(&engine, &store, outcome)
+        .await
     }
 
     /// Runs `sieve_route` in the ask engine with judge `judge_name`.
@@ -194,15 +204,11 @@ impl Runtime {
         request: &route::RouteRequest,
     ) -> Result<route::RouteResult, CallError> {
         let engine = self.ask_engine().await?;
-        let mut store = self
-            .engine_store(judge_name, &engine, self.answers_only())
-            .await?;
-        let outcome = tokio::time::timeout(engine.sandbox().wall(), async {
-            let e = engine.pre.instantiate_async(&mut store).await?;
-            e.silt_sieve_route().call_route(&mut store, request).await
+        self.run_engine(judge_name, &engine, self.answers_only(), async |store| {
+            let e = engine.pre.instantiate_async(&mut *store).await?;
+            e.silt_sieve_route().call_route(&mut *store, request).await
         })
-        .await;
-        Self::engine_result(&engine, &store, outcome)
+        .await
     }
 
     /// Runs `sieve_triage_threads` in the ask engine with judge `judge_name`.
@@ -212,15 +218,13 @@ impl Runtime {
         request: &triage::TriageRequest,
     ) -> Result<triage::TriageResult, CallError> {
         let engine = self.ask_engine().await?;
-        let mut store = self
-            .engine_store(judge_name, &engine, self.answers_only())
-            .await?;
-        let outcome = tokio::time::timeout(engine.sandbox().wall(), async {
-            let e = engine.pre.instantiate_async(&mut store).await?;
-            e.silt_sieve_triage().call_triage(&mut store, request).await
+        self.run_engine(judge_name, &engine, self.answers_only(), async |store| {
+            let e = engine.pre.instantiate_async(&mut *store).await?;
+            e.silt_sieve_triage()
+                .call_triage(&mut *store, request)
+                .await
         })
-        .await;
-        Self::engine_result(&engine, &store, outcome)
+        .await
     }
 
     /// Runs `sieve_grep` in the ask engine over the files beneath `root`.
@@ -259,13 +263,12 @@ impl Runtime {
             ..Default::default()
         };
         let engine = self.ask_engine().await?;
-        let mut store = self.engine_store(judge_name, &engine, grants).await?;
-        let outcome = tokio::time::timeout(engine.sandbox().wall(), async {
-            let e = engine.pre.instantiate_async(&mut store).await?;
-            e.silt_sieve_grep().call_grep(&mut store, request).await
-        })
-        .await;
-        let result = Self::engine_result(&engine, &store, outcome)?;
+        let result = self
+            .run_engine(judge_name, &engine, grants, async |store| {
+                let e = engine.pre.instantiate_async(&mut *store).await?;
+                e.silt_sieve_grep().call_grep(&mut *store, request).await
+            })
+            .await?;
         let notes = notes.lock().map(|n| n.clone()).unwrap_or_default();
         Ok((result, notes))
     }
@@ -289,12 +292,12 @@ impl Runtime {
             ..Default::default()
         };
         let engine = self.verify_engine().await?;
-        let mut store = self.engine_store(judge_name, &engine, grants).await?;
-        let outcome = tokio::time::timeout(engine.sandbox().wall(), async {
-            let e = engine.pre.instantiate_async(&mut store).await?;
-            e.silt_sieve_verify().call_verify(&mut store, request).await
+        self.run_engine(judge_name, &engine, grants, async |store| {
+            let e = engine.pre.instantiate_async(&mut *store).await?;
+            e.silt_sieve_verify()
+                .call_verify(&mut *store, request)
+                .await
         })
-        .await;
-        Self::engine_result(&engine, &store, outcome)
+        .await
     }
 }
