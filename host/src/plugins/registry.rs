@@ -73,6 +73,18 @@ const BUILTINS: &[(&str, &[u8])] = &[
     ),
 ];
 
+/// The component built-in plugin `name` runs, as embedded in the binary:
+/// a test or a user can install it under another manifest (other limits,
+/// other grants) without building it again.
+pub fn builtin_component(name: &str) -> Option<&'static [u8]> {
+    BUILTINS.iter().find_map(|(manifest, wasm)| {
+        Manifest::parse(manifest, "a built-in manifest")
+            .ok()
+            .filter(|m| m.plugin.name == name)
+            .map(|_| *wasm)
+    })
+}
+
 /// Where a plugin's component comes from.
 #[derive(Debug, Clone)]
 pub enum Source {

@@ -206,3 +206,51 @@ async fn a_flood_of_answers_hits_the_output_cap() {
     let (err, _) = contained(&app, "flood", "anything").await;
     assert!(err.contains("over its output limit of 1024 KiB"), "{err}");
 }
+
+/// A judge that fails during a ledger operation reaches the agent with
+/// the kind of its failure: the lexical judge installed again under a
+/// memory cap it cannot start in fails every relation as a plugin
+/// failure (`plugin_failed`), not as a broken ledger (`ledger_failed`),
+/// and the ledger is left as it was.
+#[tokio::test]
+async fn a_judge_failing_in_a_sleep_pass_is_plugin_failed() {
+    use silt::tools::sediment_tools::LedgerTools;
+    let plugins = tempfile::tempdir().unwrap();
+    let dir = plugins.path().join("cramped");
+    std::fs::create_dir_all(&dir).unwrap();
+    let wasm = silt::plugins::registry::builtin_component("lexical").unwrap();
+    std::fs::write(dir.join("cramped.wasm"), wasm).unwrap();
+    std::fs::write(
+        dir.join("plugin.toml"),
+        "[plugin]\nname = \"cramped\"\nkind = \"judge\"\n\n[grants]\n\n[limits]\nmemory_mib = 1\n",
+    )
+    .unwrap();
+    let app = app_with_plugins(plugins.path());
+    let home = tempfile::tempdir().unwrap();
+    let tools = Arc::new(
+        LedgerTools::at(
+            app.runtime.clone(),
+            app.config.clone(),
+            home.path().join("ledger.db"),
+            None,
+            None,
+        )
+        .without_auto_sleep(),
+    );
+    let args = |v: serde_json::Value| v.as_object().unwrap().clone();
+    for prefer in ["wrap it in a transaction", "never wrap it in a transaction"] {
+        let captured = tools
+            .capture(args(
+                json!({"when": "writing a SQL migration", "prefer": prefer}),
+            ))
+            .await;
+        assert!(captured.is_ok(), "{captured:?}");
+    }
+    let err = tools
+        .sleep(args(json!({"judge": "cramped"})))
+        .await
+        .expect_err("a judge that cannot start relates nothing");
+    assert_eq!(err.code, "plugin_failed", "{err:?}");
+    let stats = tools.stats(args(json!({}))).await.unwrap();
+    assert_eq!(stats["active"], 2, "nothing changed: {stats}");
+}
