@@ -3,7 +3,7 @@
 //! In the sandbox `==` on two strings calls wasi-libc's `memcmp`, which
 //! goes a byte at a time: in a sleep over 100k lessons the judge looks up
 //! four texts a pair, and comparing the keys it found was a quarter of
-//! the judge's time (perf map, `agents` text, docs/BENCHMARKS.md).
+//! the judge's time (perf map, `agents` text, docs/history/benchmarks.md).
 
 use std::rc::Rc;
 

@@ -74,7 +74,7 @@ const K: usize = 3;
 /// the same `silt eval ledger` results for every judge and the same
 /// merges but for 3% on the `agents` text, where a lesson with more than
 /// eight near duplicates merges them over one more round
-/// (docs/BENCHMARKS.md).
+/// (docs/history/benchmarks.md, session 34).
 pub const MAX_PARTNERS: usize = 8;
 
 /// Pairs (i < j) of `texts` with `text_sim ≥ threshold`, with their
@@ -673,7 +673,7 @@ fn for_each_neighbour_pair(
 /// merge of two sorted lists, which branches on every step: checking the
 /// 3.0M neighbour pairs of 100k `agents` lessons in the sandbox took 2.4 s
 /// by merging and 1.3 s this way, the offers of the pairs found included
-/// (docs/BENCHMARKS.md, session 35).
+/// (session 35; in the git history of docs/BENCHMARKS.md).
 struct Marked<'a> {
     tok: &'a Family,
     tri: &'a Family,

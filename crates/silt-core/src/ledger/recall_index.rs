@@ -52,8 +52,8 @@ pub(crate) struct RecallIndex {
 /// more than 32) counts as common in [`RecallIndex::top`]: its postings are
 /// not read, and every lesson's bound allows it as shared. Reading a list
 /// costs its length; allowing it costs bound tightness. The value is a
-/// first choice, not a fitted one: only 16 was benchmarked
-/// (docs/BENCHMARKS.md).
+/// first choice, not a fitted one: only 16 was benchmarked (in the git
+/// history of docs/BENCHMARKS.md).
 const COMMON_TRIGRAM_SHARE: usize = 16;
 
 /// A dormant holder's target before its parent is looked up: no

@@ -102,7 +102,7 @@ pub fn dot(a: &[i8], b: &[i8]) -> f32 {
 /// guests with epoch interruption, which puts a check on every loop
 /// back-edge: with one chunk a turn the checks doubled a 10k-lesson scan
 /// (wasmtime 48, 10k cosines at 256 dimensions: 355 µs with checks
-/// before, 153 µs now; 207 / 162 µs without checks; docs/BENCHMARKS.md).
+/// before, 153 µs now; 207 / 162 µs without checks; docs/history/benchmarks.md).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 fn dot_chunks(a: &[i8], b: &[i8]) -> i32 {
     use core::arch::wasm32::{
