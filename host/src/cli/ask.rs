@@ -51,8 +51,9 @@ pub enum AskCommand {
 pub struct Common {
     /// The question asked of every item.
     pub question: String,
-    /// A JSON list of strings or {id, text}; without it, read from stdin.
-    #[arg(long)]
+    /// A file holding a JSON list of strings or {id, text}; without it,
+    /// the list is read from stdin.
+    #[arg(long, value_name = "FILE")]
     pub items: Option<PathBuf>,
     /// Cut each item to this many characters.
     #[arg(long)]

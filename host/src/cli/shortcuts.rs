@@ -16,8 +16,9 @@ use crate::tools::{grep, rank, route, verify};
 pub struct RankArgs {
     /// What the candidates are ranked against.
     pub question: String,
-    /// A JSON list of {id, text} (or strings); without it, read from stdin.
-    #[arg(long)]
+    /// A file holding a JSON list of {id, text} (or strings); without
+    /// it, the list is read from stdin.
+    #[arg(long, value_name = "FILE")]
     pub candidates: Option<PathBuf>,
     /// Keep at most this many results.
     #[arg(long)]
@@ -34,8 +35,9 @@ pub struct RankArgs {
 pub struct RouteArgs {
     /// The request to route.
     pub ask: String,
-    /// A JSON list of {id, description, aliases}; without it, read from stdin.
-    #[arg(long)]
+    /// A file holding a JSON list of {id, description, aliases}; without
+    /// it, the list is read from stdin.
+    #[arg(long, value_name = "FILE")]
     pub routes: Option<PathBuf>,
     /// Approximate budget in USD.
     #[arg(long)]
