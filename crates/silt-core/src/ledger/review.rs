@@ -77,8 +77,7 @@ struct Need {
 }
 
 impl Need {
-    fn of(r: &Relation, margin: f64, near: Near, reads_meaning: bool) -> Need {
-        let held = matches!(decide(r, margin), Decision::Hold { .. });
+    fn of(r: &Relation, held: bool, near: Near, reads_meaning: bool) -> Need {
         let p = r[0].max(r[1]);
         let rank = -(near.rank as f64);
         let keys = if reads_meaning {
@@ -111,11 +110,24 @@ struct Near {
     cosine: f64,
 }
 
-/// Nearness for review: each active pair mutually among
-/// [`REVIEW_NEAREST`] nearest, by entry positions, when the ledger has
-/// the active lessons' vectors.
+/// Whether sleep holds a pair the judge relates as `r`: it leans to merge
+/// or contradict without clearing the destructive margin.
+fn held(r: &Relation, margin: f64) -> bool {
+    matches!(decide(r, margin), Decision::Hold { .. })
+}
+
+/// Nearness for review, when the ledger has the active lessons' vectors:
+/// their whole-lesson rows, and each active pair mutually among
+/// [`REVIEW_NEAREST`] nearest with its rank, by entry positions.
 struct Nearness {
-    mutual: Option<std::collections::HashMap<(usize, usize), usize>>,
+    by_meaning: Option<ByMeaning>,
+}
+
+struct ByMeaning {
+    /// Each active entry's row in `views`.
+    row_of: std::collections::HashMap<usize, usize>,
+    views: super::meaning::Views,
+    mutual: std::collections::HashMap<(usize, usize), usize>,
 }
 
 impl Nearness {
@@ -129,29 +141,43 @@ impl Nearness {
                 ledger.entries[i].prefer.as_str(),
             )
         }));
-        let mutual = views.map(|v| {
-            super::meaning::mutual_nearest(&v.lesson, v.cuts.lesson, REVIEW_NEAREST)
-                .into_iter()
-                .map(|(i, j, rank)| ((active[i], active[j]), rank))
-                .collect()
+        let by_meaning = views.map(|views| {
+            let mutual =
+                super::meaning::mutual_nearest(&views.lesson, views.cuts.lesson, REVIEW_NEAREST)
+                    .into_iter()
+                    .map(|(i, j, rank)| ((active[i], active[j]), rank))
+                    .collect();
+            let row_of = active.iter().enumerate().map(|(r, &i)| (i, r)).collect();
+            ByMeaning {
+                row_of,
+                views,
+                mutual,
+            }
         });
-        Nearness { mutual }
+        Nearness { by_meaning }
     }
 
     /// Whether review offers the pair (a < b) unless sleep holds it.
     fn offers(&self, a: usize, b: usize) -> bool {
-        self.mutual.as_ref().is_none_or(|m| m.contains_key(&(a, b)))
+        self.by_meaning
+            .as_ref()
+            .is_none_or(|m| m.mutual.contains_key(&(a, b)))
     }
 
-    fn near(&self, ledger: &Ledger, a: usize, b: usize, words: f64) -> Near {
-        let rank = self
-            .mutual
-            .as_ref()
-            .and_then(|m| m.get(&(a, b)).copied())
-            .unwrap_or(REVIEW_NEAREST);
+    /// How near the pair (a < b) is; `words` its triggers' similarity in
+    /// words, for a ledger without vectors.
+    fn near(&self, a: usize, b: usize, words: f64) -> Near {
+        let Some(m) = &self.by_meaning else {
+            return Near {
+                rank: REVIEW_NEAREST,
+                cosine: words,
+            };
+        };
+        let rank = m.mutual.get(&(a, b)).copied().unwrap_or(REVIEW_NEAREST);
+        let row = |i: usize| m.views.lesson.row(m.row_of[&i]);
         Near {
             rank,
-            cosine: nearness(ledger, a, b, words),
+            cosine: f64::from(super::meaning::dot(row(a), row(b))),
         }
     }
 }
@@ -242,9 +268,12 @@ pub fn review_page(
         .zip(&relations)
         .enumerate()
         .map(|(k, (&(a, b, words), r))| {
-            let near = nearness.near(ledger, a, b, words);
-            let held = matches!(decide(r, margin), Decision::Hold { .. });
-            (Need::of(r, margin, near, reads_meaning), held, k)
+            let held = held(r, margin);
+            (
+                Need::of(r, held, nearness.near(a, b, words), reads_meaning),
+                held,
+                k,
+            )
         })
         .filter(|&(_, held, k)| held || nearness.offers(candidates[k].0, candidates[k].1))
         .collect();
@@ -308,15 +337,9 @@ pub fn near_lessons(
         .filter(|(_, (_, r))| r[0] > 0.0 || r[1] > 0.0)
         .map(|(k, (&(a, b, words), r))| {
             let cosine = nearness(ledger, a, b, words);
-            let need = Need::of(r, margin, Near { rank: 0, cosine }, reads_meaning);
             // held or not, a capture asks about the most suspect first
-            (
-                Need {
-                    held: false,
-                    ..need
-                },
-                k,
-            )
+            let need = Need::of(r, false, Near { rank: 0, cosine }, reads_meaning);
+            (need, k)
         })
         .collect();
     near.sort_by(|(x, i), (y, j)| y.cmp(x).then(i.cmp(j)));
@@ -325,8 +348,7 @@ pub fn near_lessons(
         .take(limit.min(MAX_NEAR))
         .map(|(_, k)| {
             let (a, b, _) = pairs[k];
-            let held = matches!(decide(&relations[k], margin), Decision::Hold { .. });
-            pair(ledger, a, b, &relations[k], held)
+            pair(ledger, a, b, &relations[k], held(&relations[k], margin))
         })
         .collect())
 }
