@@ -1,8 +1,8 @@
 use anyhow::Result;
 use clap::Parser;
 
-use silt::app::App;
 use silt::cli::{Cli, Command};
+use silt_runtime::app::App;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -33,23 +33,23 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> Result<()> {
     if let Command::PdfText(args) = &cli.command {
-        silt::fetch::pdf::child_main(&args.file);
+        silt_fetch::pdf::child_main(&args.file);
     }
     // the token and API keys: a folder or env file others could read is
     // made private, with a warning
-    silt::private::check_config();
+    silt_files::private::check_config();
     // installing a model needs no runtime
     if let Command::Models(cmd) = cli.command {
         return silt::cli::models::run(cmd).await;
     }
     // the load bench runs a server child and is only its client
     if let Command::HttpToken(args) = &cli.command {
-        let config = silt::config::Config::discover()?;
-        let token = silt::mcp::auth::Token::load_or_create(&config.token_file())?;
+        let config = silt_config::Config::discover()?;
+        let token = silt_mcp::auth::Token::load_or_create(&config.token_file())?;
         if args.write_env {
-            let env = silt::private::env_file()
+            let env = silt_files::private::env_file()
                 .ok_or_else(|| anyhow::anyhow!("no $HOME and no $SILT_ENV_FILE"))?;
-            silt::private::set_env_line(&env, "SILT_HTTP_TOKEN", token.secret())?;
+            silt_files::private::set_env_line(&env, "SILT_HTTP_TOKEN", token.secret())?;
             eprintln!(
                 "silt: SILT_HTTP_TOKEN is set in {} (mode 600)",
                 env.display()
@@ -61,26 +61,10 @@ async fn run(cli: Cli) -> Result<()> {
         }
         return Ok(());
     }
-    if let Command::BenchHttp(args) = cli.command {
-        return silt::cli::bench_http::run(args).await;
-    }
-    if let Command::BenchModel(args) = cli.command {
-        return silt::cli::bench_model::run(args).await;
-    }
-    let app = if matches!(
-        cli.command,
-        Command::Bench(_) | Command::BenchEmbed(_) | Command::BenchLlm(_)
-    ) {
-        // the benchmark times the judge chain, not the answer cache
-        let mut config = silt::config::Config::discover()?;
-        config.answer_cache = Some(false);
-        App::with_config(config, !cli.no_compile_cache)?
-    } else {
-        App::open(!cli.no_compile_cache)?
-    };
+    let app = App::open(!cli.no_compile_cache)?;
     match cli.command {
         Command::Serve(args) if args.http => {
-            use silt::mcp::http::{BoundServer, ENDPOINT, HttpOptions, shutdown_on_signals};
+            use silt_mcp::http::{BoundServer, ENDPOINT, HttpOptions, shutdown_on_signals};
             let env_port = std::env::var("SILT_HTTP_PORT").ok();
             let options = HttpOptions::resolve(&app.config, args.port, env_port.as_deref())?;
             let shutdown = shutdown_on_signals()?;
@@ -109,7 +93,7 @@ async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Serve(_) => {
-            silt::mcp::serve_stdio(app.runtime, app.config).await?;
+            silt_mcp::serve_stdio(app.runtime, app.config).await?;
             // stdin is read by a blocking thread no one can cancel: after a
             // SIGTERM's drain, a client still holding stdin open would keep
             // the runtime's shutdown waiting on that read for ever
@@ -127,23 +111,18 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Ledger(args) => silt::cli::ledger::run(&app, args).await,
         Command::Demo(args) => silt::cli::demo::run(&app, args).await,
         Command::Eval(silt::cli::EvalCommand::Judge(args)) => {
-            silt::cli::eval::run(&app, args).await
+            silt_eval::judge::run(&app, args).await
         }
         Command::Eval(silt::cli::EvalCommand::Ledger(args)) => {
-            silt::cli::eval_ledger::run(&app, args).await
+            silt_eval::ledger::run(&app, args).await
         }
         Command::Eval(silt::cli::EvalCommand::Sleep(args)) => {
-            silt::cli::eval_sleep::run(&app, args).await
+            silt_eval::sleep::run(&app, args).await
         }
         Command::Eval(silt::cli::EvalCommand::Verify(args)) => {
-            silt::cli::eval_verify::run(&app, args).await
+            silt_eval::verify::run(&app, args).await
         }
-        Command::BenchLedger(args) => silt::cli::bench_ledger::run(&app, args).await,
-        Command::Bench(args) => silt::cli::bench::run(&app, args).await,
-        Command::BenchEmbed(args) => silt::cli::bench_embed::run(&app, args).await,
-        Command::BenchLlm(args) => silt::cli::bench_llm::run(&app, args).await,
-        Command::BenchSieve(args) => silt::cli::bench_sieve::run(args).await,
-        Command::BenchHttp(_) | Command::BenchModel(_) | Command::HttpToken(_) => {
+        Command::HttpToken(_) => {
             unreachable!("handled before the app opens")
         }
     }

@@ -29,8 +29,8 @@ pub mod searxng;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use silt::app::App;
-use silt::config::Config;
+use silt_config::Config;
+use silt_runtime::app::App;
 
 /// The hostile components this crate's build script built.
 pub fn hostile_wasm(name: &str) -> &'static str {
@@ -92,7 +92,7 @@ pub fn install_example(plugins: &Path, name: &str) {
 /// with no compile cache.
 pub fn app_with_plugins(plugins: &Path) -> App {
     let config = Config {
-        plugins: silt::config::PluginsConfig {
+        plugins: silt_config::PluginsConfig {
             dirs: vec![plugins.to_path_buf()],
             ..Default::default()
         },

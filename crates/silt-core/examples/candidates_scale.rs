@@ -4,7 +4,7 @@
 //!     [--dense | --agents] [--strongest M] 10000 100000`
 //!
 //! The triggers are the generated ledger's (`silt_core::ledger::synthetic`)
-//! plus the 40 captures `silt bench-ledger` makes before its sleep pass;
+//! plus the 40 captures `silt-bench ledger` makes before its sleep pass;
 //! with `--dense`, templated triggers that all share a phrase ("editing
 //! the parser in repo r3 before the release"), the ledger an agent
 //! capturing in a loop builds, where the full pair list is quadratic;

@@ -1,6 +1,6 @@
 //! What lexical recall costs inside the ledger engine alone (no store, no
 //! component boundary), on generated `agents` lessons, where most lessons
-//! share a word with any context (`silt bench-ledger --text agents` times
+//! share a word with any context (`silt-bench ledger --text agents` times
 //! the whole `sediment_recall` path, store write included).
 //!
 //! `cargo run --release -p silt-core --example recall_scale -- 10000 100000`,

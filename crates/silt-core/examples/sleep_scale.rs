@@ -1,10 +1,10 @@
 //! How long one sleep pass takes natively, with the lexical judge, on the
 //! generated `agents` ledger (`silt_core::ledger::synthetic`, the text
-//! `silt bench-ledger --text agents` writes).
+//! `silt-bench ledger --text agents` writes).
 //!
 //! `cargo run --release -p silt-core --example sleep_scale -- [N]` (N
 //! lessons, default 10,000). The same pass inside the wasm ledger engine
-//! is `silt bench-ledger --entries N --text agents`.
+//! is `silt-bench ledger --entries N --text agents`.
 
 use std::time::Instant;
 

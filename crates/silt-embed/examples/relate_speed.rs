@@ -4,8 +4,8 @@
 //! Usage: `cargo run --release -p silt-embed --example relate_speed -- DIR
 //! [LESSONS] [PARTNERS]`
 //!
-//! Each of `LESSONS` generated lessons (both generators of `silt
-//! bench-ledger`) is related to its next `PARTNERS` in a shuffled order,
+//! Each of `LESSONS` generated lessons (both generators of `silt-bench
+//! ledger`) is related to its next `PARTNERS` in a shuffled order,
 //! in batches of 256 as the ledger sends them: once with an empty cache
 //! (the texts embedded) and again warm. Prints JSON: microseconds a pair
 //! cold and warm, and the sum of each relation's probabilities over the

@@ -1,5 +1,5 @@
 //! Native encoder throughput, the reference for the component's figures
-//! (`silt bench-embed` runs the same texts through the wasm judge).
+//! (`silt-bench embed` runs the same texts through the wasm judge).
 //!
 //! Usage: `cargo run --release -p silt-embed --example throughput -- DIR [N]`
 //! Prints JSON: load time, sentences per second for short texts (one

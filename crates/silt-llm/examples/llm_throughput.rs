@@ -1,5 +1,5 @@
 //! Native speed of the local model judge, the reference for the
-//! component's figures (`silt bench-llm` asks the same question of the
+//! component's figures (`silt-bench llm` asks the same question of the
 //! same texts inside the sandbox).
 //!
 //! Usage: `RAYON_NUM_THREADS=1 cargo run --release -p silt-llm --example

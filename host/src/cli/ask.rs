@@ -7,8 +7,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value};
 
-use crate::app::App;
-use crate::tools::ask::{self, AskParams, ItemInput, Kind};
+use silt_mcp::tools::ask::{self, AskParams, ItemInput, Kind};
+use silt_runtime::app::App;
 
 #[derive(Debug, Subcommand)]
 pub enum AskCommand {

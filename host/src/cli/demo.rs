@@ -4,10 +4,10 @@
 
 use anyhow::Result;
 
-use crate::app::App;
-use crate::bindings::ledger_engine::silt::ledger::types::Entry;
-use crate::ledger::service::LedgerService;
-use crate::ledger::values::{entry_from_wit, view};
+use silt_ledger_service::service::LedgerService;
+use silt_ledger_service::values::{entry_from_wit, view};
+use silt_runtime::app::App;
+use silt_runtime::bindings::ledger_engine::silt::ledger::types::Entry;
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
@@ -25,7 +25,9 @@ pub struct DemoArgs {
 fn active(entries: &[Entry]) -> usize {
     entries
         .iter()
-        .filter(|e| e.status == crate::bindings::ledger_engine::silt::ledger::types::Status::Active)
+        .filter(|e| {
+            e.status == silt_runtime::bindings::ledger_engine::silt::ledger::types::Status::Active
+        })
         .count()
 }
 
@@ -62,13 +64,13 @@ pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
     // on a team's PostgreSQL server (SILT_LEDGER_URL, [ledger] url) a
     // schema of its own, else a new SQLite file; never the user's ledger
     let (configured, _) =
-        crate::ledger::store::Store::default_path(app.config.ledger.url.as_deref());
+        silt_ledger_service::store::Store::default_path(app.config.ledger.url.as_deref());
     let dir = tempfile::tempdir()?;
-    let schema = match crate::ledger::store::Location::of(&configured) {
-        crate::ledger::store::Location::Postgres(url) => {
-            Some(crate::ledger::store::Scratch::schema(url, "demo")?)
+    let schema = match silt_ledger_service::store::Location::of(&configured) {
+        silt_ledger_service::store::Location::Postgres(url) => {
+            Some(silt_ledger_service::store::Scratch::schema(url, "demo")?)
         }
-        crate::ledger::store::Location::File(_) => None,
+        silt_ledger_service::store::Location::File(_) => None,
     };
     let ledger = match &schema {
         Some(s) => std::path::PathBuf::from(&s.url),
@@ -79,7 +81,7 @@ pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
             Some(s) => eprintln!(
                 "(the demo's ledger: schema {} in {}, dropped after)",
                 s.name,
-                crate::ledger::store::describe(&configured)
+                silt_ledger_service::store::describe(&configured)
             ),
             None => eprintln!("(the demo's ledger: a new SQLite file, removed after)"),
         }

@@ -7,11 +7,11 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
-use crate::app::App;
-use crate::ledger::sediment_json;
+use silt_ledger_service::sediment_json;
+use silt_runtime::app::App;
 
-use crate::ledger::store::Store;
-use crate::tools::sediment_tools::LedgerTools;
+use silt_ledger_service::store::Store;
+use silt_mcp::tools::sediment_tools::LedgerTools;
 
 #[derive(Debug, Args)]
 pub struct LedgerArgs {
@@ -186,7 +186,7 @@ fn write_atomically(file: &std::path::Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn tool(outcome: crate::tools::sediment_tools::ToolOutcome) -> Result<Value> {
+fn tool(outcome: silt_mcp::tools::sediment_tools::ToolOutcome) -> Result<Value> {
     outcome.map_err(|e| anyhow::anyhow!(e))
 }
 
@@ -412,7 +412,7 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
                 .import(&entries, &file.display().to_string(), now)?;
             print(
                 j,
-                json!({"ok": true, "imported": n, "path": crate::ledger::store::describe(&path)}),
+                json!({"ok": true, "imported": n, "path": silt_ledger_service::store::describe(&path)}),
                 |v| {
                     format!(
                         "imported {} lessons into {}",
@@ -427,9 +427,9 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
             let ledger = registry.get("ledger")?.bytes()?;
             let judge_bytes = registry.get(&args_in.judge)?.bytes()?;
             let bytes = if library {
-                crate::plugins::compose::ledger_library(&ledger, &judge_bytes)?
+                silt_plugins::compose::ledger_library(&ledger, &judge_bytes)?
             } else {
-                crate::plugins::compose::ledger_command(&ledger, &judge_bytes)?
+                silt_plugins::compose::ledger_command(&ledger, &judge_bytes)?
             };
             write_atomically(&out, &bytes)?;
             print(
@@ -446,8 +446,8 @@ pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
             )
         }
         LedgerCommand::Migrate { to } => {
-            let from = crate::ledger::store::describe(&path);
-            let target = crate::ledger::store::describe(&to);
+            let from = silt_ledger_service::store::describe(&path);
+            let target = silt_ledger_service::store::describe(&to);
             let mut service = tools.open().await.map_err(|e| anyhow::anyhow!(e))?;
             let mut there = Store::open(&to)?;
             let counts = service.store.copy_to(&mut there)?;

@@ -1,24 +1,12 @@
 //! The `silt` command line.
 
 pub mod ask;
-pub mod bench;
-pub mod bench_embed;
-pub mod bench_http;
-pub mod bench_ledger;
-pub mod bench_llm;
-pub mod bench_model;
-pub mod bench_sieve;
 pub mod demo;
-pub mod eval;
-pub mod eval_ledger;
-pub mod eval_sleep;
-pub mod eval_verify;
 pub mod ledger;
 pub mod models;
 pub mod plugins;
 pub mod search_chain;
 pub mod shortcuts;
-pub mod stdio_client;
 
 use clap::{Parser, Subcommand};
 
@@ -66,20 +54,6 @@ pub enum Command {
     /// Measure a judge's answers on labelled data (accuracy, log-loss, calibration).
     #[command(subcommand)]
     Eval(EvalCommand),
-    /// Measure the cost of the host -> engine -> judge chain and of cold start.
-    Bench(bench::BenchArgs),
-    /// Time the ledger on a generated ledger, beside the Python reference when given its checkout.
-    BenchLedger(bench_ledger::BenchLedgerArgs),
-    /// Time the embedding judge in its sandbox: model load, sentences per second, peak memory.
-    BenchEmbed(bench_embed::BenchEmbedArgs),
-    /// Time the local language-model judge in its sandbox: model load, items and tokens per second, peak memory.
-    BenchLlm(bench_llm::BenchLlmArgs),
-    /// Time grep over a repository (cold, warm, beside the I/O floor) and verify over a 20-claim report.
-    BenchSieve(bench_sieve::BenchSieveArgs),
-    /// Load the shared HTTP server with concurrent clients: throughput and p50/p99 latency.
-    BenchHttp(bench_http::BenchHttpArgs),
-    /// Time sieve_ask and sieve_verify on the HTTP model judge beside the same requests sent with curl.
-    BenchModel(bench_model::BenchModelArgs),
     /// Print the shared HTTP server's token (creating it, 0600, if missing),
     /// for an MCP client's `Authorization: Bearer` header.
     HttpToken(HttpTokenArgs),
@@ -91,16 +65,16 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// Yes/no and choose questions on STS Benchmark pairs (a file you give).
-    Judge(eval::EvalJudgeArgs),
+    Judge(silt_eval::judge::EvalJudgeArgs),
     /// Lesson relations and abstraction on the committed labelled pairs and
     /// clusters (docs/eval), as the sleep pass would act on them.
-    Ledger(eval_ledger::EvalLedgerArgs),
+    Ledger(silt_eval::ledger::EvalLedgerArgs),
     /// The whole sleep pass on one ledger of every labelled lesson
     /// (docs/eval): which pairs it finds, merges, resolves and abstracts.
-    Sleep(eval_sleep::EvalSleepArgs),
+    Sleep(silt_eval::sleep::EvalSleepArgs),
     /// sieve_verify's verdicts on the committed true and altered claims
     /// (docs/eval/verify): how many altered claims pass as supports_fully.
-    Verify(eval_verify::EvalVerifyArgs),
+    Verify(silt_eval::verify::EvalVerifyArgs),
 }
 
 #[derive(Debug, clap::Args)]

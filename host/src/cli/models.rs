@@ -4,9 +4,9 @@ use anyhow::Result;
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::models::catalog::MODELS;
-use crate::models::install::{Source, install};
-use crate::models::{RECORD, models_dir};
+use silt_plugins::models::catalog::MODELS;
+use silt_plugins::models::install::{Source, install};
+use silt_plugins::models::{RECORD, models_dir};
 
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {

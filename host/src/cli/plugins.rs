@@ -9,13 +9,13 @@ use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use crate::app::App;
-use crate::plugins::install::{self, Mode, Origin, Staged};
-use crate::plugins::lock::LockFile;
-use crate::plugins::manifest::{Grants, Manifest, PluginKind};
-use crate::plugins::registry::Entry;
-use crate::plugins::signature::{SecretKey, Signed, Trust, key_text};
-use crate::plugins::version;
+use silt_plugins::install::{self, Mode, Origin, Staged};
+use silt_plugins::lock::LockFile;
+use silt_plugins::manifest::{Grants, Manifest, PluginKind};
+use silt_plugins::registry::Entry;
+use silt_plugins::signature::{SecretKey, Signed, Trust, key_text};
+use silt_plugins::version;
+use silt_runtime::app::App;
 
 #[derive(Debug, Subcommand)]
 pub enum PluginsCommand {
@@ -385,12 +385,8 @@ pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
             let component = dir.join(manifest.component_file());
             let bytes = std::fs::read(&component)
                 .with_context(|| format!("cannot read {}", component.display()))?;
-            let sig = key.sign(
-                name,
-                &crate::plugins::lock::digest(&bytes),
-                &manifest_digest,
-            );
-            let path = dir.join(crate::plugins::signature::SIGNATURE_FILE);
+            let sig = key.sign(name, &silt_plugins::lock::digest(&bytes), &manifest_digest);
+            let path = dir.join(silt_plugins::signature::SIGNATURE_FILE);
             std::fs::write(&path, sig.to_toml())
                 .with_context(|| format!("cannot write {}", path.display()))?;
             println!("signed {name} as {}: {}", sig.key, path.display());

@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use crate::app::App;
-use crate::tools::search_chain;
+use silt_mcp::tools::search_chain;
+use silt_runtime::app::App;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum SearchChainCommand {

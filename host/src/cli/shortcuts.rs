@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::app::App;
 use crate::cli::ask::read_json;
-use crate::folders::Folders;
-use crate::progress::TerminalProgress;
-use crate::tools::{grep, rank, route, verify};
+use silt_mcp::tools::{grep, rank, route, verify};
+use silt_progress::TerminalProgress;
+use silt_runtime::app::App;
+use silt_runtime::folders::Folders;
 
 #[derive(Debug, clap::Args)]
 pub struct RankArgs {
@@ -281,14 +281,14 @@ pub struct SearchArgs {
 }
 
 pub async fn search(app: &App, args: SearchArgs) -> Result<()> {
-    let params = crate::tools::search::SearchParams {
+    let params = silt_mcp::tools::search::SearchParams {
         query: args.query,
         top_k: args.top_k,
         variants: args.variants,
         depth: args.depth,
         judge: args.judge,
     };
-    let out = crate::tools::search::run(&app.runtime, &app.config, &params).await?;
+    let out = silt_mcp::tools::search::run(&app.runtime, &app.config, &params).await?;
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
 }

@@ -72,7 +72,7 @@ fn with_judge<T>(f: impl FnOnce(&mut LlmJudge) -> Result<T, CoreError>) -> Resul
         &LOADED,
         || {
             let mut judge = LlmJudge::load(&model_file()?, debias()?)?;
-            // off only to measure what sharing saves (`silt bench-llm`)
+            // off only to measure what sharing saves (`silt-bench llm`)
             judge.runner.share = std::env::var("SILT_LLM_SHARE_HEADS").as_deref() != Ok("0");
             Ok(judge)
         },

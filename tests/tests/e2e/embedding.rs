@@ -10,7 +10,7 @@ use silt_e2e::mcp::{call, json_of, serve};
 use silt_e2e::{app_with_plugins, install_hostile, silt_binary};
 
 fn models_dir() -> PathBuf {
-    silt::models::models_dir()
+    silt_plugins::models::models_dir()
 }
 
 fn require(name: &str) -> PathBuf {
@@ -252,13 +252,13 @@ async fn a_model_grant_shows_that_model_and_nothing_else() {
         PathBuf::from("/etc/passwd"),
     ];
     for target in outside {
-        let params: silt::tools::ask::AskParams = serde_json::from_value(json!({
+        let params: silt_mcp::tools::ask::AskParams = serde_json::from_value(json!({
             "question": format!("{}|/models/minilm/config.json", target.display()),
             "kind": "judge", "yes": "y", "no": "n",
             "items": ["x"], "judge": "read-outside",
         }))
         .unwrap();
-        let err = silt::tools::ask::run(&app.runtime, &app.config, &params)
+        let err = silt_mcp::tools::ask::run(&app.runtime, &app.config, &params)
             .await
             .expect_err("the hostile judge never answers")
             .to_string();
@@ -703,8 +703,8 @@ fn siblings_worded_apart_fold_under_a_parent_by_meaning() {
 /// was not sent is refused, saying which, instead of read out of bounds.
 #[tokio::test]
 async fn relations_by_index_do_not_depend_on_how_lessons_are_shared() {
-    use silt::bindings::relations_by_index_judge::exports::silt::judge::relations_by_index::Lesson;
-    use silt::bindings::types::JudgeError;
+    use silt_runtime::bindings::relations_by_index_judge::exports::silt::judge::relations_by_index::Lesson;
+    use silt_runtime::bindings::types::JudgeError;
     require("potion");
     let now = 1_750_000_000.0;
     let lessons: Vec<Lesson> = silt_core::ledger::demo::entries(now)
@@ -731,11 +731,12 @@ async fn relations_by_index_do_not_depend_on_how_lessons_are_shared() {
         let shared = judge.relate_by_index(&lessons, &pairs).await.unwrap();
         let sent_apart = judge.relate_by_index(&apart, &apart_pairs).await.unwrap();
         assert_eq!(shared.len(), pairs.len(), "{name}");
-        let numbers = |r: &[silt::bindings::ledger_engine::silt::judge::relations::Relation]| {
-            r.iter()
-                .map(|r| [r.merge, r.contradict, r.sibling, r.distinct])
-                .collect::<Vec<_>>()
-        };
+        let numbers =
+            |r: &[silt_runtime::bindings::ledger_engine::silt::judge::relations::Relation]| {
+                r.iter()
+                    .map(|r| [r.merge, r.contradict, r.sibling, r.distinct])
+                    .collect::<Vec<_>>()
+            };
         assert_eq!(numbers(&shared), numbers(&sent_apart), "{name}");
         // the pairs say something: not every pair is one relation
         let most: std::collections::HashSet<usize> = numbers(&shared)

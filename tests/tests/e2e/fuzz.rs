@@ -94,7 +94,7 @@ fn fuzz_html_to_text() {
         HTML,
         HTML_TOKENS,
         |input| {
-            let _ = silt::fetch::html::to_text(&String::from_utf8_lossy(input));
+            let _ = silt_fetch::html::to_text(&String::from_utf8_lossy(input));
         },
     );
 }
@@ -246,7 +246,7 @@ fn fuzz_the_ledger_import() {
     let mut accepted = 0;
     for input in &structured {
         std::fs::write(&path, input).unwrap();
-        if let Ok(entries) = silt::ledger::sediment_json::read(&path, 1_800_000_000.0) {
+        if let Ok(entries) = silt_ledger_service::sediment_json::read(&path, 1_800_000_000.0) {
             accepted += 1;
             for e in &entries {
                 silt_core::ledger::limits::stored_entry(e, 1_800_000_000.0).unwrap();
@@ -265,14 +265,14 @@ fn fuzz_the_ledger_import() {
         JSON_TOKENS,
         |input| {
             std::fs::write(&path, input).unwrap();
-            if let Ok(entries) = silt::ledger::sediment_json::read(&path, 1_800_000_000.0) {
+            if let Ok(entries) = silt_ledger_service::sediment_json::read(&path, 1_800_000_000.0) {
                 // what the import accepts, capture would have
                 for e in &entries {
                     silt_core::ledger::limits::stored_entry(e, 1_800_000_000.0).unwrap();
                 }
-                let text = silt::ledger::sediment_json::write(&entries).unwrap();
+                let text = silt_ledger_service::sediment_json::write(&entries).unwrap();
                 std::fs::write(&path, text).unwrap();
-                let again = silt::ledger::sediment_json::read(&path, 1_800_000_000.0)
+                let again = silt_ledger_service::sediment_json::read(&path, 1_800_000_000.0)
                     .expect("what silt writes, it reads back");
                 assert_eq!(again.len(), entries.len());
             }
@@ -312,13 +312,13 @@ fn fuzz_plugin_manifests() {
         TOML_TOKENS,
         |input| {
             if let Ok(m) =
-                silt::plugins::manifest::Manifest::parse(&String::from_utf8_lossy(input), "fuzz")
+                silt_plugins::manifest::Manifest::parse(&String::from_utf8_lossy(input), "fuzz")
             {
                 // a manifest that loads keeps within every ceiling
                 let l = m.limits;
-                assert!(l.cpu_ms <= silt::plugins::manifest::MAX_CPU_MS);
-                assert!(l.wall_ms <= silt::plugins::manifest::MAX_WALL_MS);
-                assert!(l.memory_mib <= silt::plugins::manifest::MAX_MEMORY_MIB);
+                assert!(l.cpu_ms <= silt_plugins::manifest::MAX_CPU_MS);
+                assert!(l.wall_ms <= silt_plugins::manifest::MAX_WALL_MS);
+                assert!(l.memory_mib <= silt_plugins::manifest::MAX_MEMORY_MIB);
                 let _ = m.broad_grants();
             }
         },

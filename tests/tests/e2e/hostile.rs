@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use silt::app::App;
-use silt::tools::ask::{self, AskParams};
 use silt_e2e::{app_with_plugins, install_hostile};
+use silt_mcp::tools::ask::{self, AskParams};
+use silt_runtime::app::App;
 
 fn params(judge: &str, question: &str) -> AskParams {
     serde_json::from_value(json!({
@@ -214,11 +214,11 @@ async fn a_flood_of_answers_hits_the_output_cap() {
 /// and the ledger is left as it was.
 #[tokio::test]
 async fn a_judge_failing_in_a_sleep_pass_is_plugin_failed() {
-    use silt::tools::sediment_tools::LedgerTools;
+    use silt_mcp::tools::sediment_tools::LedgerTools;
     let plugins = tempfile::tempdir().unwrap();
     let dir = plugins.path().join("cramped");
     std::fs::create_dir_all(&dir).unwrap();
-    let wasm = silt::plugins::registry::builtin_component("lexical").unwrap();
+    let wasm = silt_plugins::registry::builtin_component("lexical").unwrap();
     std::fs::write(dir.join("cramped.wasm"), wasm).unwrap();
     std::fs::write(
         dir.join("plugin.toml"),

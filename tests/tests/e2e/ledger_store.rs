@@ -484,15 +484,15 @@ async fn the_kept_pair_count_by_meaning_stays_right_across_writers() {
 }
 
 async fn kept_pair_count_stays_right(judge: &str) {
-    use silt::tools::sediment_tools::LedgerTools;
+    use silt_mcp::tools::sediment_tools::LedgerTools;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.db");
-    let config = silt::config::Config {
+    let config = silt_config::Config {
         cache_dir: Some(dir.path().join("cache")),
         judge: Some(judge.into()),
         ..Default::default()
     };
-    let app = silt::app::App::with_config(config, true).unwrap();
+    let app = silt_runtime::app::App::with_config(config, true).unwrap();
     let tools = || {
         std::sync::Arc::new(
             LedgerTools::at(

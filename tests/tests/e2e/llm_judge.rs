@@ -270,7 +270,7 @@ fn ask_with(home: &Path, models: &Path, judge: &str, llm_model: &str) -> (bool, 
 /// Installs the built-in llm component as plugin `name`, granted `model`
 /// with a memory cap of `memory_mib`.
 fn install_llm(home: &Path, name: &str, model: &str, memory_mib: u32) {
-    let registry = silt::plugins::registry::Registry::discover(&[], &Default::default()).unwrap();
+    let registry = silt_plugins::registry::Registry::discover(&[], &Default::default()).unwrap();
     let llm = registry
         .entries()
         .find(|e| e.manifest.plugin.name == "llm")

@@ -56,6 +56,93 @@ fn no_module_imports_back_into_one_that_imports_it() {
     );
 }
 
+/// Between crates the same rule holds, dev- and build-dependencies
+/// included: cargo refuses a cycle of normal dependencies but allows one
+/// through a crate's tests, and a test that needs a crate above it means
+/// the two cannot be built or read apart.
+#[test]
+fn no_workspace_crate_depends_back_on_one_that_depends_on_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let graph = crate_graph(root);
+    assert!(graph.len() >= 20, "found only {} crates", graph.len());
+    let cycles = crate_cycles(&graph);
+    assert!(
+        cycles.is_empty(),
+        "crate cycles (through any kind of dependency):\n{}",
+        cycles.join("\n")
+    );
+    // the checker itself: a test-only edge back closes a cycle
+    let mut looped = graph.clone();
+    looped
+        .get_mut("silt-config")
+        .unwrap()
+        .insert("silt-mcp".to_string());
+    assert!(
+        !crate_cycles(&looped).is_empty(),
+        "the checker missed a cycle"
+    );
+}
+
+/// Each workspace crate's name → the workspace crates it depends on, in
+/// any section of its Cargo.toml.
+fn crate_graph(root: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut manifests = BTreeMap::new();
+    for src in crate_sources(root) {
+        let manifest = fs::read_to_string(src.parent().unwrap().join("Cargo.toml")).unwrap();
+        let name = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("name = "))
+            .map(|n| n.trim_matches('"').to_string())
+            .unwrap();
+        manifests.insert(name, manifest);
+    }
+    let names: BTreeSet<String> = manifests.keys().cloned().collect();
+    let mut graph = BTreeMap::new();
+    for (name, manifest) in &manifests {
+        let mut deps = BTreeSet::new();
+        let mut in_deps = false;
+        for line in manifest.lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                in_deps = line.ends_with("dependencies]");
+                continue;
+            }
+            if !in_deps {
+                continue;
+            }
+            let key = line.split(['=', '.', ' ']).next().unwrap_or("");
+            if names.contains(key) && key != name {
+                deps.insert(key.to_string());
+            }
+        }
+        graph.insert(name.clone(), deps);
+    }
+    graph
+}
+
+/// Every cycle of the graph, each as "a -> b -> a".
+fn crate_cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut found = Vec::new();
+    for start in graph.keys() {
+        // a path from `start` back to itself through crates after it in
+        // order, so each cycle is reported once, from its first crate
+        let mut stack = vec![(start.clone(), vec![start.clone()])];
+        let mut seen = BTreeSet::new();
+        while let Some((at, path)) = stack.pop() {
+            for next in graph.get(&at).into_iter().flatten() {
+                if next == start {
+                    found.push(format!("{} -> {start}", path.join(" -> ")));
+                } else if next > start && seen.insert(next.clone()) {
+                    let mut longer = path.clone();
+                    longer.push(next.clone());
+                    stack.push((next.clone(), longer));
+                }
+            }
+        }
+    }
+    found
+}
+
 #[test]
 fn the_checker_finds_a_sibling_cycle_through_a_reexport() {
     let dir = tempfile_dir();

@@ -80,7 +80,7 @@ fn plugin_copy(at: &Path) -> PathBuf {
 }
 
 fn sha256_of(path: &Path) -> String {
-    silt::plugins::lock::digest(&std::fs::read(path).unwrap())
+    silt_plugins::lock::digest(&std::fs::read(path).unwrap())
 }
 
 /// `silt ask judge` on the installed words-js: its answer for one item.

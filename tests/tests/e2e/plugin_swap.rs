@@ -183,7 +183,7 @@ async fn a_call_holding_the_old_judge_finishes_on_it() {
     let fresh = runtime.judge("swappable").await.unwrap();
     assert_ne!(fresh.info.name, "words-py");
     // the held instance still answers, as the words judge
-    use silt::bindings::types::{Answer, AnswerSpace, Item, Question, YesNo};
+    use silt_runtime::bindings::types::{Answer, AnswerSpace, Item, Question, YesNo};
     let question = Question {
         text: "Is it a bug report?".into(),
         space: AnswerSpace::Judge(YesNo {

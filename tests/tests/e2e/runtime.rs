@@ -1,11 +1,11 @@
 //! The runtime's plumbing: the compile cache and config-chosen judges.
 
 use serde_json::json;
-use silt::app::App;
-use silt::config::{Config, PluginsConfig, ToolConfig};
-use silt::runtime::cache::CacheOutcome;
-use silt::tools::ask::{self, AskParams};
+use silt_config::{Config, PluginsConfig, ToolConfig};
 use silt_e2e::install_hostile;
+use silt_mcp::tools::ask::{self, AskParams};
+use silt_runtime::app::App;
+use silt_runtime::cache::CacheOutcome;
 
 fn params(judge: Option<&str>) -> AskParams {
     let mut v = json!({"question": "Which team?", "kind": "choose",
@@ -137,7 +137,7 @@ async fn a_judge_without_relate_serves_all_but_the_sleep_pass() {
         ..Config::default()
     };
     let app = App::with_config(config, false).unwrap();
-    let params = silt::runtime::ledger::default_params();
+    let params = silt_runtime::ledger::default_params();
     let mut ledger = app
         .runtime
         .open_ledger("bad-probs", &params, None, None)
@@ -146,7 +146,7 @@ async fn a_judge_without_relate_serves_all_but_the_sleep_pass() {
     let now = 1_750_000_000.0;
     let demo: Vec<_> = silt_core::ledger::demo::entries(now)
         .iter()
-        .map(silt::ledger::values::entry_to_wit)
+        .map(silt_ledger_service::values::entry_to_wit)
         .collect();
     ledger.sync(&demo).await.unwrap();
     // the agent-as-judge path needs no relate
@@ -170,7 +170,7 @@ async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap()
         .runtime
         .open_ledger(
             "lexical",
-            &silt::runtime::ledger::default_params(),
+            &silt_runtime::ledger::default_params(),
             None,
             None,
         )
@@ -187,7 +187,7 @@ async fn a_sleep_pass_with_thousands_of_pairs_stays_under_the_judge_output_cap()
                 1,
                 now,
             );
-            silt::ledger::values::entry_to_wit(&e)
+            silt_ledger_service::values::entry_to_wit(&e)
         })
         .collect();
     ledger.sync(&entries).await.unwrap();
@@ -227,14 +227,14 @@ pub(crate) async fn sleeps_alike_on_one_core_and_two(
     let now = 1_750_000_000.0;
     let entries: Vec<_> = silt_core::ledger::synthetic::agent_entries(lessons, now)
         .iter()
-        .map(silt::ledger::values::entry_to_wit)
+        .map(silt_ledger_service::values::entry_to_wit)
         .collect();
     let mut passes = vec![];
     let mut handed = (0, 0, 0);
     for one_core in [true, false] {
         let mut ledger = app
             .runtime
-            .open_ledger(judge, &silt::runtime::ledger::default_params(), None, None)
+            .open_ledger(judge, &silt_runtime::ledger::default_params(), None, None)
             .await
             .unwrap();
         if one_core {
@@ -324,13 +324,13 @@ async fn a_judge_built_against_the_previous_contract_still_relates_lessons() {
     let now = 1_750_000_000.0;
     let demo: Vec<_> = silt_core::ledger::demo::entries(now)
         .iter()
-        .map(silt::ledger::values::entry_to_wit)
+        .map(silt_ledger_service::values::entry_to_wit)
         .collect();
     let mut ends = Vec::new();
     for judge in ["old-lexical", "pair-lexical", "lexical"] {
         let mut ledger = app
             .runtime
-            .open_ledger(judge, &silt::runtime::ledger::default_params(), None, None)
+            .open_ledger(judge, &silt_runtime::ledger::default_params(), None, None)
             .await
             .unwrap();
         ledger.sync(&demo).await.unwrap();

@@ -136,7 +136,7 @@ async fn start_fake(behaviour: Behaviour) -> (String, Arc<Mutex<Vec<(String, u32
 /// Installs a built-in backend's component under another name with
 /// `grants`, as a user installing a third-party backend would.
 fn install_backend(home: &Path, builtin: &str, name: &str, grants: &str) {
-    let registry = silt::plugins::registry::Registry::discover(&[], &Default::default()).unwrap();
+    let registry = silt_plugins::registry::Registry::discover(&[], &Default::default()).unwrap();
     let bytes = registry.get(builtin).unwrap().bytes().unwrap();
     let dir = home.join("plugins").join(name);
     std::fs::create_dir_all(&dir).unwrap();

@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use silt::bindings::ledger_engine::silt::ledger::types::{Entry, Feedback};
-use silt::ledger::values::{entry_from_wit, entry_to_wit, event_from_wit};
-use silt::runtime::ledger::default_params;
 use silt_e2e::silt_binary;
+use silt_ledger_service::values::{entry_from_wit, entry_to_wit, event_from_wit};
+use silt_runtime::bindings::ledger_engine::silt::ledger::types::{Entry, Feedback};
+use silt_runtime::ledger::default_params;
 
 const NOW: f64 = 1_764_000_000.0;
 
@@ -196,7 +196,7 @@ fn script() -> Value {
 /// The script run natively: the same engine component in silt's own
 /// runtime, results in the shapes `silt-ledger-cli script` prints.
 async fn native_script(script: &Value) -> Value {
-    let app = silt::app::App::open(false).unwrap();
+    let app = silt_runtime::app::App::open(false).unwrap();
     let mut ledger = app
         .runtime
         .open_ledger("lexical", &default_params(), None, None)
@@ -214,9 +214,10 @@ async fn native_script(script: &Value) -> Value {
             .map(|e| entry_from_wit(e).view(now))
             .collect()
     };
-    let events = |events: &[silt::bindings::ledger_engine::silt::ledger::types::Event]| {
-        events.iter().map(event_from_wit).collect::<Vec<_>>()
-    };
+    let events =
+        |events: &[silt_runtime::bindings::ledger_engine::silt::ledger::types::Event]| {
+            events.iter().map(event_from_wit).collect::<Vec<_>>()
+        };
     let mut results = vec![];
     for step in script["steps"].as_array().unwrap() {
         let now = step["now"].as_f64().unwrap();

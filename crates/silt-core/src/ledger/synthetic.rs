@@ -5,7 +5,7 @@
 //! own scaling. (With the reference's candidate threshold of 0.18, lessons
 //! that share a common phrase such as "for Claude" are all candidates of
 //! each other, so a ledger full of them has quadratically many pairs
-//! whatever the search.) `silt bench-ledger` writes it as a Sediment
+//! whatever the search.) `silt-bench ledger` writes it as a Sediment
 //! ledger; the `candidates_scale` example times the search on its triggers.
 
 /// The actions lessons prefer.

@@ -1,0 +1,12 @@
+//! Plugins: their manifests, where they are found, and how an install is
+//! fetched, pinned and signed.
+
+pub mod models;
+
+pub mod compose;
+pub mod install;
+pub mod lock;
+pub mod manifest;
+pub mod registry;
+pub mod signature;
+pub mod version;
