@@ -42,7 +42,7 @@ async fn run(cli: Cli) -> Result<()> {
     if let Command::Models(cmd) = cli.command {
         return silt::cli::models::run(cmd).await;
     }
-    // the load bench runs a server child and is only its client
+    // the token needs no runtime: a client (or the load bench) asks for it
     if let Command::HttpToken(args) = &cli.command {
         let config = silt_config::Config::discover()?;
         let token = silt_mcp::auth::Token::load_or_create(&config.token_file())?;

@@ -9,6 +9,8 @@
 //! cargo's job tokens, so on two cores the other nested build ran on one
 //! (the components took 419 s of a fresh CI build, 236 s alone).
 
+#![deny(missing_docs)]
+
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,13 +3,20 @@
 //! conversions to and from `silt_core::search`, and [`WasiFetch`], the
 //! transport `silt_core`'s backend rules run over inside the sandbox.
 
-wit_bindgen::generate!({
-    inline: "package silt:search-guest; world types { import silt:search/types@0.2.0; }",
-    path: "../../wit/search",
-    world: "silt:search-guest/types",
-    generate_all,
-});
+#![deny(missing_docs)]
 
+// Generated from the WIT contracts (wit/search), which carry the docs.
+#[allow(missing_docs)]
+mod bindings {
+    wit_bindgen::generate!({
+        inline: "package silt:search-guest; world types { import silt:search/types@0.2.0; }",
+        path: "../../wit/search",
+        world: "silt:search-guest/types",
+        generate_all,
+    });
+}
+
+pub use bindings::silt;
 pub use silt::search::types;
 
 mod fetch;

@@ -4,6 +4,8 @@
 //! then `<config dir>/silt/silt.toml` (`~/.config/silt/silt.toml` on Linux).
 //! No file means the defaults: every tool on the lexical judge.
 
+#![deny(missing_docs)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -143,16 +145,22 @@ pub struct Config {
     /// Settings by tool name (`sieve_ask`, ...).
     #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
+    /// Where plugins are looked for and whose signatures are trusted.
     #[serde(default)]
     pub plugins: PluginsConfig,
+    /// The lessons ledger: auto-sleep, margin, embedder and store.
     #[serde(default)]
     pub ledger: LedgerConfig,
+    /// Internal hosts verify may fetch.
     #[serde(default)]
     pub fetch: FetchConfig,
+    /// The shared HTTP server's address, access rules and limits.
     #[serde(default)]
     pub server: ServerConfig,
+    /// The backend `sieve_search` asks.
     #[serde(default)]
     pub search: SearchConfig,
+    /// How much `sieve_grep` trusts a judge.
     #[serde(default)]
     pub grep: GrepConfig,
     /// Where compiled components and answers are cached (default: the user cache dir).
@@ -218,7 +226,6 @@ impl Config {
             .unwrap_or(DEFAULT_JUDGE)
     }
 
-    /// The auto-sleep threshold: `$SILT_SLEEP_PRESSURE`, the config's
     /// The plugin giving a ledger vectors when its judge has none:
     /// `$SILT_LEDGER_EMBEDDER`, `[ledger] embedder`, or potion's judge;
     /// None for "none".
@@ -232,6 +239,7 @@ impl Config {
         (named != "none").then_some(named)
     }
 
+    /// The auto-sleep threshold: `$SILT_SLEEP_PRESSURE`, the config's
     /// `[ledger] sleep_pressure`, or the default; 0 turns auto-sleep off.
     pub fn sleep_pressure(&self) -> Result<f64> {
         let value = match std::env::var("SILT_SLEEP_PRESSURE") {

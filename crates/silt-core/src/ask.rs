@@ -20,56 +20,83 @@ pub const DEFAULT_BUDGET_USD: f64 = 0.50;
 /// One ask call.
 #[derive(Debug, Clone)]
 pub struct AskRequest {
+    /// The question and its closed answer space.
     pub question: Question,
+    /// The items, each with an id; must not be empty.
     pub items: Vec<Item>,
+    /// Each item's text is cut to this many characters (at least
+    /// [`MIN_MAX_CHARS`]).
     pub max_chars: u32,
+    /// The most the call may spend, in US dollars.
     pub budget_usd: f64,
+    /// For `judge` questions: keep at most this many rows (None: all).
     pub top_k: Option<u32>,
+    /// For `judge` questions: drop rows below this probability, in [0, 1].
     pub threshold: f64,
 }
 
 /// A `judge` row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Judged {
+    /// The item's id.
     pub id: String,
+    /// p(yes), validated and rounded to 4 places.
     pub probability: f64,
 }
 
 /// A `choose` row; probabilities are (label, p) in offered order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Chosen {
+    /// The item's id.
     pub id: String,
+    /// The picked label: the judge's pick, else the first most probable.
     pub choice: String,
+    /// The full distribution, rounded to 4 places.
     pub probabilities: Vec<(String, f64)>,
 }
 
 /// A `score` row; probabilities are (level, p), lowest level first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scored {
+    /// The item's id.
     pub id: String,
+    /// The picked level's index (0 = lowest).
     pub level: u32,
+    /// The picked level's text.
     pub label: String,
+    /// The expected level index under the distribution.
     pub expected: f64,
+    /// The full distribution, rounded to 4 places.
     pub probabilities: Vec<(String, f64)>,
 }
 
 /// Rows of the kind asked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum AskRows {
+    /// Highest probability first, cut by top-k and threshold.
     Judge(Vec<Judged>),
+    /// One row per answered item, in input order.
     Choose(Vec<Chosen>),
+    /// One row per answered item, in input order.
     Score(Vec<Scored>),
 }
 
 /// What a call cost, in the seed's usage fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct AskUsage {
+    /// Input plus output tokens.
     pub tokens: u64,
+    /// Input tokens, as the judge reported them.
     pub input_tokens: u64,
+    /// Output tokens, as the judge reported them.
     pub output_tokens: u64,
+    /// Judge calls made.
     pub requests: u32,
+    /// Items answered from a cache instead of the judge.
     pub cache_hits: u32,
+    /// Money spent, in US dollars.
     pub cost_usd: f64,
+    /// True when the budget stopped the call before every item was answered.
     pub budget_exhausted: bool,
 }
 
@@ -89,16 +116,21 @@ impl AskUsage {
 /// The result of an ask call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AskOutcome {
+    /// The rows, of the kind asked.
     pub rows: AskRows,
+    /// Items the judge answered (before top-k and threshold).
     pub items_scored: u32,
+    /// What the call cost.
     pub usage: AskUsage,
 }
 
 /// Why an ask call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AskError {
+    /// The request itself is wrong; the message says what to change.
     #[error("{0}")]
     InvalidRequest(String),
+    /// The judge failed, or its answer failed validation and was refused.
     #[error("{0}")]
     JudgeFailed(String),
 }

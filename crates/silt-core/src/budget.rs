@@ -14,6 +14,8 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// A budget of `limit_usd` US dollars with nothing spent, for a judge
+    /// priced per million input tokens (a negative price counts as free).
     pub fn new(limit_usd: f64, cost_per_million_input_tokens: f64) -> Self {
         Budget {
             limit_usd,
@@ -48,10 +50,12 @@ impl Budget {
         self.spent_usd += usage.cost_usd;
     }
 
+    /// The limit, in US dollars.
     pub fn limit_usd(&self) -> f64 {
         self.limit_usd
     }
 
+    /// What recorded calls cost so far, in US dollars.
     pub fn spent_usd(&self) -> f64 {
         self.spent_usd
     }

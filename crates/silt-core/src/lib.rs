@@ -3,6 +3,8 @@
 //! Nothing here does I/O: the components call it from inside the sandbox and
 //! the host calls it natively, so one piece of logic has one implementation.
 
+#![deny(missing_docs)]
+
 pub mod ask;
 pub mod budget;
 pub mod closed;

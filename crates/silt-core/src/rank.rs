@@ -20,9 +20,13 @@ pub const NOT_RELEVANT: &str =
 /// One rank call.
 #[derive(Debug, Clone)]
 pub struct RankRequest {
+    /// What the candidates are ranked against; must not be blank.
     pub question: String,
+    /// The candidates, each cut to [`RANK_MAX_CHARS`]; must not be empty.
     pub candidates: Vec<Item>,
+    /// Keep at most this many results (None: all; Some(0) is refused).
     pub top_k: Option<u32>,
+    /// Drop candidates below this probability, in [0, 1].
     pub threshold: f64,
 }
 

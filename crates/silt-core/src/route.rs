@@ -27,8 +27,11 @@ const QUESTION: &str = "Which route should handle this request?";
 /// A destination the caller offers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
+    /// Unique among the routes (compared trimmed); [`NONE`] is reserved.
     pub id: String,
+    /// What the route handles; must not be blank.
     pub description: String,
+    /// Other names for it, read after the description.
     pub aliases: Vec<String>,
 }
 
@@ -51,8 +54,11 @@ impl Route {
 /// One route call.
 #[derive(Debug, Clone)]
 pub struct RouteRequest {
+    /// The request to route; must not be blank.
     pub ask: String,
+    /// The routes to choose from; at least one.
     pub routes: Vec<Route>,
+    /// The most the call may spend, in US dollars.
     pub budget_usd: f64,
 }
 
@@ -60,9 +66,13 @@ pub struct RouteRequest {
 /// `none`) and what it took.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RouteOutcome {
+    /// A route id, or [`NONE`]; ties go to the earlier route.
     pub choice: String,
+    /// The choice's probability in the final choice.
     pub confidence: f64,
+    /// Every option of the final choice, finalist routes then `none`.
     pub probabilities: Vec<(String, f64)>,
+    /// What every stage's judge calls cost together.
     pub usage: AskUsage,
     /// 1, or 2 when routes were shortlisted in groups first.
     pub stages: u32,

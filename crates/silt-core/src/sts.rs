@@ -5,8 +5,11 @@
 /// One scored pair: gold similarity 0..5 and the two sentences.
 #[derive(Debug, Clone)]
 pub struct Pair {
+    /// Gold similarity, 0 (unrelated) to 5 (the same meaning).
     pub score: f64,
+    /// Sentence 1.
     pub a: String,
+    /// Sentence 2.
     pub b: String,
 }
 
@@ -29,8 +32,11 @@ pub fn read_pairs(path: &str) -> Vec<Pair> {
 /// A two-option choice: which option paraphrases the item.
 #[derive(Debug, Clone)]
 pub struct Choice {
+    /// The sentence to match (a pair's sentence 1).
     pub item: String,
+    /// Its paraphrase (the same pair's sentence 2).
     pub right: String,
+    /// A distractor: another pair's sentence 2.
     pub wrong: String,
 }
 

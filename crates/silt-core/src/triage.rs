@@ -15,42 +15,57 @@ use crate::types::{AnswerSpace, Judge, Question};
 
 /// Characters of later dialogue one window holds, and how far windows overlap.
 pub const WINDOW_CHARS: usize = 3000;
+/// Characters each window shares with the one before it.
 pub const WINDOW_OVERLAP: usize = 500;
 /// The most characters of a candidate's own message read with it.
 pub const MESSAGE_CHARS: usize = 1500;
 /// The most threads and events one call reads.
 pub const MAX_THREADS: usize = 200;
+/// The most events one call reads, over all its threads.
 pub const MAX_EVENTS: usize = 20_000;
+/// p(request) from which a candidate counts as a request, when the caller
+/// sets no threshold.
 pub const DEFAULT_REQUEST_THRESHOLD: f64 = 0.5;
 
 /// One event of a thread, oldest first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
+    /// The caller's id for the event, echoed in results.
     pub id: String,
+    /// As the caller records time; triage does not read it.
     pub ts: String,
     /// `user`/`human`, `assistant`, or anything else (tools, system).
     pub role: String,
     /// `message` for prose; tool calls and results are other kinds.
     pub kind: String,
+    /// What was said or done.
     pub text: String,
 }
 
 /// What the human asked of the thread.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Contract {
+    /// The thread's title as the caller has it; no question reads it.
     pub title: String,
+    /// The human's opening prompt.
     pub first_prompt: String,
+    /// What the human added or changed since; read with the first prompt
+    /// for acceptance criteria.
     pub human_amendments: Vec<String>,
 }
 
 /// One agent thread.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Thread {
+    /// The caller's id for the thread, echoed in results.
     pub thread_id: String,
+    /// The thread's history, oldest first.
     pub events: Vec<Event>,
+    /// What the human asked of it.
     pub contract: Contract,
     /// e.g. `running`, `idle`, `done`.
     pub status: Option<String>,
+    /// Orders threads within a bucket, highest first (None counts as 0).
     pub journal_priority: Option<f64>,
     /// False when the events are a tail of a longer history.
     pub complete: bool,
@@ -59,8 +74,11 @@ pub struct Thread {
 /// One triage call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TriageRequest {
+    /// At most [`MAX_THREADS`], with at most [`MAX_EVENTS`] events in all.
     pub threads: Vec<Thread>,
+    /// The most the call may spend, in US dollars.
     pub budget_usd: f64,
+    /// p(request) from which a candidate counts as a request, in [0, 1].
     pub request_threshold: f64,
 }
 
@@ -69,6 +87,7 @@ pub struct TriageRequest {
 pub struct RequestResult {
     /// The assistant event it was found in.
     pub event_id: String,
+    /// The candidate sentence.
     pub text: String,
     /// p(it asks the human for input, a decision or an action).
     pub request: Option<f64>,
@@ -88,6 +107,7 @@ pub struct RequestResult {
 /// One thread's triage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThreadResult {
+    /// The thread's id, as given.
     pub thread_id: String,
     /// `blocked` (an open request the agent says it waits on),
     /// `needs_input` (an open request), `unknown` (a request whose answer
@@ -97,11 +117,14 @@ pub struct ThreadResult {
     pub coverage: &'static str,
     /// The snapshot scored: its last event and how many events it had.
     pub last_event_id: Option<String>,
+    /// Events in the snapshot.
     pub events: u32,
     /// When the contract states acceptance criteria: p(exactly one action
     /// remains to meet them).
     pub one_action_remains: Option<f64>,
+    /// The thread's candidate requests, in the order found.
     pub requests: Vec<RequestResult>,
+    /// The thread's journal priority, as given.
     pub journal_priority: Option<f64>,
 }
 
@@ -111,6 +134,7 @@ pub struct TriageOutcome {
     /// Most urgent bucket first, then journal priority (highest first),
     /// then thread id.
     pub threads: Vec<ThreadResult>,
+    /// What every judge call cost together.
     pub usage: AskUsage,
 }
 

@@ -8,22 +8,34 @@ use serde::{Deserialize, Serialize};
 /// One thing to be judged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Item {
+    /// The caller's identifier; answers match items by position, not by id.
     pub id: String,
+    /// What the judge reads (already cut to the caller's limit).
     pub text: String,
 }
 
 /// One labelled answer of a `choose` question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChoiceOption {
+    /// A short label, unique within the question.
     pub label: String,
+    /// When this label applies, in plain words.
     pub criterion: String,
 }
 
 /// The closed answer space of a question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum AnswerSpace {
-    Judge { yes: String, no: String },
+    /// A yes/no question: the judge returns p(yes) per item.
+    Judge {
+        /// What makes the answer yes.
+        yes: String,
+        /// What makes the answer no.
+        no: String,
+    },
+    /// Pick one of several labelled options: a distribution per item.
     Choose(Vec<ChoiceOption>),
+    /// An ordered scale, lowest level first: a distribution over the levels per item.
     Score(Vec<String>),
 }
 
@@ -60,16 +72,23 @@ impl AnswerSpace {
 /// A whole question: shared context plus its answer space.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Question {
+    /// The question, with any context shared by all items.
     pub text: String,
+    /// What the answer may be.
     pub space: AnswerSpace,
 }
 
 /// One item's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Answer {
+    /// For a `judge` question: p(yes), finite in [0, 1].
     YesProbability(f64),
+    /// For `choose` and `score` questions.
     Distribution {
+        /// One probability per option or level, in the order offered,
+        /// summing to 1 (within 0.02).
         probabilities: Vec<f64>,
+        /// The index the judge picked; None means the most probable.
         pick: Option<u32>,
     },
 }
@@ -92,9 +111,13 @@ impl Answer {
 /// What answering one batch cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Items (or other units) the judge actually evaluated.
     pub units: u32,
+    /// Input tokens the judge counted or estimated.
     pub input_tokens: u64,
+    /// Output tokens the judge counted or estimated.
     pub output_tokens: u64,
+    /// Money spent, in US dollars (0 for a local judge).
     pub cost_usd: f64,
 }
 
@@ -114,31 +137,44 @@ impl Usage {
 /// A judge's reply to one batch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Response {
+    /// One answer per item, in the order the items were given.
     pub answers: Vec<Answer>,
+    /// What this batch cost.
     pub usage: Usage,
 }
 
 /// Facts about a judge that callers plan around.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JudgeInfo {
+    /// A short name, such as "lexical".
     pub name: String,
+    /// The judge's own version string.
     pub version: String,
+    /// True when the same question and items always give the same answers.
     pub deterministic: bool,
+    /// Price per million input tokens, in US dollars (0 when free).
     pub cost_per_million_input_tokens: f64,
+    /// How many items the judge prefers per call (callers may send fewer).
     pub preferred_batch_size: u32,
 }
 
 /// Why a judge could not answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 pub enum JudgeError {
+    /// The question or items are malformed; the message says what to fix.
     #[error("invalid question: {0}")]
     InvalidQuestion(String),
+    /// This judge does not answer this kind of question.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The model or service behind the judge is unavailable; a retry or
+    /// another judge may help.
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// The judge's own limits (size, rate, budget) were exceeded.
     #[error("limit exceeded: {0}")]
     LimitExceeded(String),
+    /// Anything else that went wrong inside the judge.
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -146,6 +182,8 @@ pub enum JudgeError {
 /// Anything that answers closed questions: the WIT import inside a
 /// component, a fake in tests.
 pub trait Judge {
+    /// Describes this judge.
     fn info(&mut self) -> JudgeInfo;
+    /// Answers `question` for every item of the batch, in order.
     fn ask(&mut self, question: &Question, items: &[Item]) -> Result<Response, JudgeError>;
 }

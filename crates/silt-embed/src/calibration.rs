@@ -30,11 +30,14 @@ use crate::model::Kind;
 /// A logistic curve `1 / (1 + exp(-(a * x + b)))`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Platt {
+    /// Slope per unit of cosine; above 0 for a curve that rises with it.
     pub a: f64,
+    /// Offset: the curve is 1/2 where `a * x + b` is 0.
     pub b: f64,
 }
 
 impl Platt {
+    /// The probability at `x` (a cosine), in (0, 1).
     pub fn p(&self, x: f64) -> f64 {
         1.0 / (1.0 + (-(self.a * x + self.b)).exp())
     }
@@ -61,9 +64,14 @@ pub const UNRELATED_BELOW_P: f64 = 0.1;
 /// The fitted constants of one model.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {
+    /// Softmax sharpness over an item's cosines with each criterion.
     pub beta: f64,
+    /// P(paraphrase | cosine): STS pairs scored >= 4 against those < 3.
     pub same: Platt,
+    /// P(related | cosine): STS pairs scored >= 2 against those < 1.
     pub related: Platt,
+    /// P(two triggers are situations one action generalises over | cosine),
+    /// fitted on the labelled lessons, not STS.
     pub siblings: Platt,
 }
 

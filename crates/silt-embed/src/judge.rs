@@ -60,6 +60,8 @@ pub struct VectorCache {
     /// Texts embedded (cache misses) since the judge was loaded, and their
     /// characters.
     pub embedded: u64,
+    /// Characters (not bytes) of the texts embedded: the text a local
+    /// judge actually ran, reported as its usage.
     pub embedded_chars: u64,
     /// Texts answered from the cache.
     pub hits: u64,
@@ -169,7 +171,10 @@ pub type Relation = [f64; 4];
 
 /// The judge: a loaded encoder, its calibration and its caches.
 pub struct EmbeddingJudge {
+    /// The sentence encoder, of either kind.
     pub encoder: Encoder,
+    /// Curves from its cosines to probabilities: the folder's own fit or
+    /// its kind's.
     pub calibration: Calibration,
     /// Whole texts: questions, items, triggers and actions.
     pub cache: VectorCache,

@@ -5,6 +5,8 @@
 //! and native examples run the same code for calibration and for the
 //! native-versus-component benchmark.
 
+#![deny(missing_docs)]
+
 pub mod calibration;
 pub mod judge;
 pub mod model;

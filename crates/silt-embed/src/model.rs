@@ -92,7 +92,9 @@ pub fn detect(dir: &Path) -> Result<Kind, ModelError> {
 /// between the variants costs nothing).
 #[allow(clippy::large_enum_variant)]
 pub enum Encoder {
+    /// A BERT-family encoder ([`Kind::Transformer`]).
     Transformer(Transformer),
+    /// A model2vec table ([`Kind::Static`]).
     Static(StaticModel),
 }
 
@@ -105,6 +107,7 @@ impl Encoder {
         })
     }
 
+    /// Which kind of model it is.
     pub fn kind(&self) -> Kind {
         match self {
             Encoder::Transformer(_) => Kind::Transformer,
@@ -120,6 +123,8 @@ impl Encoder {
         }
     }
 
+    /// The length of its vectors (384 for all-MiniLM-L6-v2, 256 for
+    /// potion-base-8M).
     pub fn dimensions(&self) -> usize {
         match self {
             Encoder::Transformer(t) => t.hidden,
@@ -248,6 +253,8 @@ pub struct Transformer {
 }
 
 impl Transformer {
+    /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from
+    /// `dir`; texts are cut at [`MAX_TOKENS`].
     pub fn load(dir: &Path) -> Result<Transformer, ModelError> {
         let config: BertConfig = ctx!(
             serde_json::from_slice(&read(dir, "config.json")?),
@@ -396,6 +403,8 @@ fn reads_words_apart(tokenizer: &Tokenizer) -> bool {
 }
 
 impl StaticModel {
+    /// Loads `tokenizer.json` and the `embeddings` table of
+    /// `model.safetensors` from `dir`; texts are never cut.
     pub fn load(dir: &Path) -> Result<StaticModel, ModelError> {
         let mut tokenizer = tokenizer(dir)?;
         tokenizer.with_padding(None);

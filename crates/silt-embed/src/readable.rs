@@ -42,7 +42,9 @@ pub fn readable_share<'t>(words: impl IntoIterator<Item = (&'t str, usize)>) -> 
 /// text's, so a part read once serves every text it appears in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadCount {
+    /// Content words counted.
     pub seen: u32,
+    /// Of those, the words [`reads_word`] passes.
     pub read: u32,
 }
 

@@ -19,6 +19,7 @@ use silt_core::sts::{Pair, paraphrase_choices, read_pairs};
 use silt_runtime::app::App;
 use silt_runtime::bindings::types::{Answer, AnswerSpace, ChoiceOption, Item, Question, YesNo};
 
+/// `silt eval judge`'s options.
 #[derive(Debug, Args)]
 pub struct EvalJudgeArgs {
     /// The judge plugin to measure.
@@ -236,6 +237,8 @@ fn fit_temperature(p_yes: &[f64], items: &[Labelled]) -> f64 {
     ((lo + hi) / 2.0).exp()
 }
 
+/// Measures the judge on both tasks and prints the table (or JSON) on
+/// stdout.
 pub async fn run(app: &App, args: EvalJudgeArgs) -> Result<()> {
     let path = args.sts.display().to_string();
     if !args.sts.is_file() {

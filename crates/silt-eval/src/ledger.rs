@@ -49,11 +49,13 @@ impl LabelledLessons {
     }
 }
 
+/// `silt eval ledger`'s options.
 #[derive(Debug, Args)]
 pub struct EvalLedgerArgs {
     /// The judge plugin to measure (it must relate lessons).
     #[arg(long, default_value = "lexical")]
     pub judge: String,
+    /// The labelled pairs and clusters to measure on.
     #[command(flatten)]
     pub set: LabelledLessons,
     /// The destructive margin (default: silt.toml's, else 0.8).
@@ -306,6 +308,8 @@ async fn abstracts(app: &App, judge: &str, lessons: &[Text], margin: f64) -> Res
     Ok(report.generalized > 0)
 }
 
+/// Relates every labelled pair, sleeps on every cluster, and prints the
+/// results per split (or JSON) on stdout.
 pub async fn run(app: &App, args: EvalLedgerArgs) -> Result<()> {
     let margin = match args.margin {
         Some(m) => m,

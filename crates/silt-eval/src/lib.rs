@@ -3,6 +3,8 @@
 //! gives). It ships in the `silt` binary because users measure their own
 //! judges with it.
 
+#![deny(missing_docs)]
+
 pub mod judge;
 pub mod ledger;
 pub mod sleep;

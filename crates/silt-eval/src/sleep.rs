@@ -24,11 +24,13 @@ use silt_ledger_service::service::{Done, LedgerService, Op};
 use silt_runtime::app::App;
 use silt_runtime::bindings::ledger_engine::silt::ledger::types::Feedback;
 
+/// `silt eval sleep`'s options.
 #[derive(Debug, Args)]
 pub struct EvalSleepArgs {
     /// The judge that relates the pairs sleep finds.
     #[arg(long, default_value = "lexical")]
     pub judge: String,
+    /// The labelled lessons to capture into the one ledger.
     #[command(flatten)]
     pub set: LabelledLessons,
     /// Print JSON.
@@ -94,6 +96,8 @@ fn outcome(
     "kept"
 }
 
+/// Captures every labelled lesson into a scratch ledger, sleeps once, and
+/// prints what the pass did with each label (or JSON) on stdout.
 pub async fn run(app: &App, args: EvalSleepArgs) -> Result<()> {
     let (pairs, clusters) = args.set.read()?;
     let dir = tempfile::tempdir()?;

@@ -16,6 +16,7 @@ use serde_json::json;
 use silt_mcp::tools::verify::{CitationParam, KindParam, RecordParam, VerifyParams};
 use silt_runtime::app::App;
 
+/// `silt eval verify`'s options.
 #[derive(Debug, Args)]
 pub struct EvalVerifyArgs {
     /// The judge plugin to measure.
@@ -131,6 +132,8 @@ fn detail_tally(rows: &[Row], results: &[serde_json::Value]) -> BTreeMap<String,
     out
 }
 
+/// Checks every labelled claim with `sieve_verify` and prints the verdicts
+/// per split and alteration (or JSON) on stdout.
 pub async fn run(app: &App, args: EvalVerifyArgs) -> Result<()> {
     let rows: Vec<Row> = crate::ledger::read_lines(&args.set.join("claims.jsonl"))?;
     let base = std::fs::canonicalize(&args.set)

@@ -3,6 +3,8 @@
 //! only from under the call's base path. Either way the raw bytes are
 //! hashed (the source version) and turned into text.
 
+#![deny(missing_docs)]
+
 pub mod addresses;
 
 pub mod html;
@@ -21,6 +23,8 @@ use silt_files::beneath::{Beneath, BeneathError};
 /// A source as verify reads it.
 #[derive(Debug, Clone)]
 pub struct SourceText {
+    /// The readable text: a PDF's text layer, an HTML page's visible text,
+    /// else the bytes as UTF-8 (invalid sequences replaced).
     pub text: String,
     /// sha256 of the raw bytes, hex.
     pub version: String,

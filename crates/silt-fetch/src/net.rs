@@ -182,12 +182,14 @@ pub fn client(policy: &NetPolicy) -> reqwest::Result<reqwest::Client> {
 /// What a URL returned.
 #[derive(Debug)]
 pub struct Fetched {
+    /// The body, within its cap.
     pub bytes: Vec<u8>,
+    /// The `Content-Type` header, lowercase; empty when there was none.
     pub content_type: String,
 }
 
 /// Fetches `url`: the status must be below 400 and the body within its cap
-/// (2 MB, 25 MB for a PDF), all within [`TIMEOUT`].
+/// (2 MB, 25 MB for a PDF), all within the policy's timeout.
 pub async fn fetch(
     client: &reqwest::Client,
     policy: &NetPolicy,

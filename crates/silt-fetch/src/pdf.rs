@@ -12,8 +12,11 @@ use std::time::Duration;
 
 use unicode_normalization::UnicodeNormalization;
 
+/// How long the child may take before the PDF is given up on.
 pub const TIME_LIMIT: Duration = Duration::from_secs(30);
+/// The child's address space in bytes (1 GiB, `RLIMIT_AS`; Unix only).
 pub const MEMORY_LIMIT: u64 = 1 << 30;
+/// Pages read from the start of a PDF; the rest are left out.
 pub const MAX_PAGES: u32 = 200;
 
 /// Exit code of `silt pdf-text` for a PDF that cannot be read (the reason

@@ -19,6 +19,7 @@ pub enum BeneathError {
     /// A folder, a device, a FIFO or a socket.
     #[error("it is not a regular file")]
     NotAFile,
+    /// Any other failure to open or read it (missing, no permission, ...).
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -33,6 +34,7 @@ pub struct Beneath {
 /// The first bytes of a file and whether there was more.
 #[derive(Debug)]
 pub struct Head {
+    /// At most the cap asked for.
     pub bytes: Vec<u8>,
     /// The file held more than the cap; `bytes` is its head.
     pub cut: bool,

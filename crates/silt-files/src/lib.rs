@@ -2,6 +2,8 @@
 //! window between check and read, keeping its own state private, and the
 //! repository walk grep scores.
 
+#![deny(missing_docs)]
+
 pub mod beneath;
 pub mod private;
 pub mod walk;

@@ -49,20 +49,26 @@ pub struct WalkedFile {
     pub path: String,
     /// Relative to the root, as the file system names it.
     pub relative: PathBuf,
+    /// Its first [`BINARY_PROBE`] bytes hold a NUL.
     pub binary: bool,
 }
 
 /// Something the walk could not take in, and why.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Skipped {
+    /// Relative to the root, `/`-separated, bytes that are not UTF-8 replaced.
     pub path: String,
+    /// In words, for the caller: "cannot be read (...)", "not a regular file ...".
     pub reason: String,
 }
 
 /// What a walk found: the files, and what it had to leave out.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Walk {
+    /// The files to read, depth first, each folder's children by name.
     pub files: Vec<WalkedFile>,
+    /// Entries left out for a reason the caller should hear (ignore rules,
+    /// symlinks and VCS folders are left out silently).
     pub skipped: Vec<Skipped>,
 }
 

@@ -2,13 +2,20 @@
 //! their conversions to and from `silt-core`, so every silt component shares
 //! one copy (components name these with wit-bindgen's `with`).
 
-wit_bindgen::generate!({
-    inline: "package silt:guest; world types { import silt:judge/types@0.1.2; }",
-    path: "../../wit/judge",
-    world: "silt:guest/types",
-    generate_all,
-});
+#![deny(missing_docs)]
 
+// Generated from the WIT contracts (wit/judge), which carry the docs.
+#[allow(missing_docs)]
+mod bindings {
+    wit_bindgen::generate!({
+        inline: "package silt:guest; world types { import silt:judge/types@0.1.2; }",
+        path: "../../wit/judge",
+        world: "silt:guest/types",
+        generate_all,
+    });
+}
+
+pub use bindings::silt;
 pub use silt::judge::types;
 
 pub mod body;

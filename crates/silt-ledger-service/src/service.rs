@@ -45,15 +45,24 @@ pub enum SleepCommit {
 /// [`LedgerService::run_batch`]).
 #[derive(Clone, Debug)]
 pub enum Op {
+    /// Fire the top `k` active lessons for `context` (a task description).
     Recall {
+        /// The task at hand, in the caller's words.
         context: String,
+        /// At most this many lessons.
         k: u32,
+        /// The time of the call, in Unix seconds.
         now: f64,
     },
+    /// Record a lesson under a fresh id.
     Capture {
+        /// The situation the lesson applies to.
         when: String,
+        /// The action it recommends there.
         prefer: String,
+        /// How the action went.
         feedback: Feedback,
+        /// The time of the call, in Unix seconds.
         now: f64,
     },
 }
@@ -80,6 +89,8 @@ pub struct LedgerService {
     embedder: Option<String>,
     /// The engine's tunables (the destructive margin from silt.toml).
     params: Params,
+    /// The rows; callers read through it between operations (`all`,
+    /// `contains`, `last_event_seqs`).
     pub store: Store,
     /// The judge's vectors kept in the ledger file, and new ones waiting
     /// for the next transaction.
@@ -410,6 +421,8 @@ impl LedgerService {
         })
     }
 
+    /// Cheap hygiene at `now`: decay, retire lessons below the floor, evict
+    /// over the budget cap.
     pub async fn homeostasis(&mut self, now: f64) -> Result<HomeostasisReport, CallError> {
         self.begin().await?;
         let out = self.session_mut().homeostasis(now).await;
@@ -436,6 +449,8 @@ impl LedgerService {
         self.finish(out)
     }
 
+    /// Applies an agent's verdicts on reviewed pairs, each applied or
+    /// reported skipped.
     pub async fn apply_judgments(
         &mut self,
         judgments: &[Judgment],
@@ -446,6 +461,8 @@ impl LedgerService {
         Ok(self.finish(out)?.0)
     }
 
+    /// Every pair for an agent to judge, without those a recorded verdict
+    /// settles.
     pub async fn review_candidates(&mut self) -> Result<Vec<Candidate>, CallError> {
         self.read(async |s| s.review_candidates().await).await
     }
@@ -643,6 +660,8 @@ impl LedgerService {
         Ok(self.store.forget(id, reason, now)?)
     }
 
+    /// Up to `limit` entries by effective confidence at `now`, highest
+    /// first; retired ones too when `include_retired`.
     pub async fn stats(
         &mut self,
         include_retired: bool,

@@ -47,6 +47,8 @@ fn decode(b: &[u8]) -> Option<Vec<f32>> {
 }
 
 impl VectorStore {
+    /// The vectors of the ledger at `path` (a file or a database URL);
+    /// nothing is opened until the first lookup.
     pub fn open(path: &Path) -> VectorStore {
         VectorStore {
             reader: Mutex::new(None),

@@ -15,8 +15,11 @@ pub const ARCHITECTURES: &[&str] = &["llama"];
 
 /// An opened GGUF file whose header has been read and checked.
 pub struct Gguf {
+    /// The file, for messages.
     pub path: PathBuf,
+    /// Its header: metadata and where each tensor lies.
     pub content: Content,
+    /// The open file, from which tensors are read at absolute offsets.
     pub reader: BufReader<File>,
 }
 
@@ -70,14 +73,18 @@ impl Gguf {
         })
     }
 
+    /// A metadata string (`general.architecture`, the chat template).
     pub fn string(&self, key: &str) -> Option<String> {
         string(&self.content.metadata, key)
     }
 
+    /// A metadata value stored as a u32 (token ids, context length); None
+    /// for any other type.
     pub fn u32(&self, key: &str) -> Option<u32> {
         self.content.metadata.get(key).and_then(|v| v.to_u32().ok())
     }
 
+    /// A metadata flag (`tokenizer.ggml.add_bos_token`).
     pub fn bool(&self, key: &str) -> Option<bool> {
         self.content
             .metadata

@@ -25,8 +25,12 @@ pub const MAX_ITEM_TOKENS: usize = 512;
 
 /// A GGUF model judging closed questions.
 pub struct LlmJudge {
+    /// The loaded model.
     pub model: Model,
+    /// Runs its prompts, keeping shared heads between calls.
     pub runner: Runner,
+    /// How label bias is corrected; part of the judge's version (the
+    /// answer cache's key), set once at load.
     pub debias: Debias,
     version: String,
 }

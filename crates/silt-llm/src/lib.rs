@@ -8,6 +8,8 @@
 //! that begin alike, and [`judge`] asks silt's prompts and reads the
 //! answers.
 
+#![deny(missing_docs)]
+
 pub mod gguf;
 pub mod judge;
 pub mod model;

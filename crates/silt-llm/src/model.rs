@@ -40,9 +40,14 @@ const FAST: &[GgmlDType] = &[
 
 /// A loaded model: weights, tokenizer and chat template.
 pub struct Model {
+    /// The GGUF file it was loaded from.
     pub path: PathBuf,
+    /// The weights as loaded, slow types already Q8_0; each run starts
+    /// from a clone, so its key/value cache stays empty.
     pub weights: ModelWeights,
+    /// The file's own vocabulary, or the `tokenizer.json` beside it.
     pub tokenizer: Tokenizer,
+    /// The file's chat template, which turns a prompt into the text run.
     pub template: ChatTemplate,
     /// Prepended to every prompt when the file asks for it
     /// (`tokenizer.ggml.add_bos_token`) and the template did not print it.

@@ -51,6 +51,7 @@ pub struct Runner {
     clock: u64,
     /// Whether to share prefixes (off only to measure what sharing saves).
     pub share: bool,
+    /// Tokens run and reused since the runner was made.
     pub counts: Counts,
 }
 

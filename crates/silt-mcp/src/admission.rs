@@ -53,6 +53,7 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// Whether a request on it carried the token and it holds a place.
     pub fn authenticated(&self) -> bool {
         self.authenticated.load(Ordering::Acquire)
     }
@@ -164,6 +165,7 @@ pub struct Heard<S> {
 }
 
 impl<S> Heard<S> {
+    /// Wraps the socket `inner` of `conn`.
     pub fn new(inner: S, conn: Arc<Connection>) -> Self {
         Heard { inner, conn }
     }
@@ -253,7 +255,10 @@ pub async fn promote(req: Request, next: Next) -> Response {
 /// extensions by the accept loop.
 #[derive(Clone)]
 pub struct Seat {
+    /// The server's places, which the connection takes one of once it shows
+    /// the token.
     pub admission: Arc<Admission>,
+    /// The connection the request arrived on.
     pub connection: Arc<Connection>,
 }
 

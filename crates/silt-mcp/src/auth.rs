@@ -31,6 +31,7 @@ const MIN_TOKEN_CHARS: usize = 32;
 #[derive(Clone)]
 pub struct Token {
     secret: Arc<str>,
+    /// The token file (0600, in the owner's config folder).
     pub path: PathBuf,
 }
 

@@ -46,6 +46,8 @@ const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*",
 /// Where and for whom the server listens.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
+    /// The address to bind: 127.0.0.1 unless the config's `[server] bind`
+    /// says otherwise; port 0 picks a free one.
     pub addr: SocketAddr,
     /// `Host` values accepted besides the loopback names.
     pub allowed_hosts: Vec<String>,

@@ -1,6 +1,8 @@
 //! The MCP server (rmcp): one tool per engine, over stdio or, shared by
 //! every agent on the machine, over streamable HTTP ([`http`]).
 
+#![deny(missing_docs)]
+
 pub mod tools;
 
 pub mod admission;

@@ -34,7 +34,11 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// The shared server's two services, and which one a request goes to.
 #[derive(Clone)]
 pub struct Route {
+    /// Every request of a client that keeps no session (JSON answers,
+    /// nothing kept between requests).
     pub stateless: StreamableHttpService<SiltServer, NeverSessionManager>,
+    /// Clients that declared sampling: a session each, calls answered on
+    /// event streams.
     pub sessions: StreamableHttpService<SiltServer, LocalSessionManager>,
 }
 

@@ -22,9 +22,13 @@ use super::signature::{SIGNATURE_FILE, SignatureFile, Signed, Trust};
 /// the component as an `application/wasm` layer and silt's two files as
 /// layers of their own.
 pub mod media {
+    /// The image config's type; its blob says architecture wasm, os wasip2.
     pub const CONFIG: &str = "application/vnd.wasm.config.v0+json";
+    /// The layer holding the component.
     pub const COMPONENT: &str = "application/wasm";
+    /// The layer holding `plugin.toml`, byte for byte.
     pub const MANIFEST: &str = "application/vnd.silt.plugin.manifest.v1+toml";
+    /// The layer holding `plugin.sig`, when the plugin is signed.
     pub const SIGNATURE: &str = "application/vnd.silt.plugin.signature.v1+toml";
 }
 
@@ -85,10 +89,12 @@ impl Gathered {
 /// Where a plugin comes from.
 #[derive(Debug, Clone)]
 pub enum Origin {
+    /// A local folder holding `plugin.toml`, as its canonical path.
     Folder(PathBuf),
     /// The URL of its `plugin.toml`; the component and `plugin.sig` are
     /// fetched from beside it.
     Url(url::Url),
+    /// An OCI reference that names its registry host.
     Oci(Reference),
 }
 
@@ -170,14 +176,22 @@ fn oci_reference(text: &str) -> Result<Reference> {
 
 /// A plugin fetched into a staging folder, not yet installed.
 pub struct Staged {
+    /// The `.staging-*` folder inside the install dir; removed when dropped
+    /// unless [`install`] moved it into place.
     pub dir: tempfile::TempDir,
+    /// The fetched `plugin.toml`, parsed and checked.
     pub manifest: Manifest,
+    /// `sha256:<hex>` of `plugin.toml`'s bytes: what the pin and a signature hold.
     pub manifest_digest: String,
+    /// `sha256:<hex>` of the component's bytes.
     pub component_digest: String,
+    /// The component's size in bytes.
     pub component_size: u64,
+    /// Its `plugin.sig`, when the source has one.
     pub signature: Option<SignatureFile>,
     /// The OCI manifest digest the reference resolved to.
     pub resolved: Option<String>,
+    /// The source as the lock file records it ([`Origin::text`]).
     pub source: String,
     /// Why the component is not a valid component, if it is not: told by
     /// [`check`] after the signature, so bytes changed after signing are
@@ -610,7 +624,9 @@ pub async fn publish(dir: &Path, reference: &Reference) -> Result<String> {
 /// Whether [`install`] adds a new plugin or replaces an installed one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// Refuses a plugin already installed or pinned under its name.
     Add,
+    /// Replaces an installed plugin; refuses one that is not.
     Update,
 }
 

@@ -1,6 +1,8 @@
 //! Plugins: their manifests, where they are found, and how an install is
 //! fetched, pinned and signed.
 
+#![deny(missing_docs)]
+
 pub mod models;
 
 pub mod compose;

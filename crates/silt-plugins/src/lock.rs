@@ -40,7 +40,9 @@ pub struct Pin {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LockFile {
+    /// The file format's version: this silt reads and writes 1.
     pub version: u32,
+    /// Each installed plugin's pin, by plugin name.
     #[serde(default)]
     pub plugins: BTreeMap<String, Pin>,
 }
@@ -124,6 +126,7 @@ pub fn hold_shared(dir: &Path) -> Option<std::fs::File> {
 pub struct Expected {
     /// The lock file that pins it.
     pub lock_file: PathBuf,
+    /// The pin its component and manifest must match.
     pub pin: Pin,
 }
 

@@ -22,8 +22,12 @@ pub enum PluginKind {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PluginSection {
+    /// What configs and `silt plugins` call it (lowercase letters, digits, '-');
+    /// also its folder's name once installed.
     pub name: String,
+    /// Its role, which decides the interface it must export.
     pub kind: PluginKind,
+    /// One line for `silt plugins list`; empty when not given.
     #[serde(default)]
     pub description: String,
     /// The release, `MAJOR.MINOR.PATCH` (semver). A signature signs the
@@ -167,6 +171,8 @@ impl Default for Limits {
 /// backend's, or a judge's (the agent judge's `claude` may be pointed
 /// elsewhere than the search backend's).
 pub const EXEC_OVERRIDE_PREFIX: &str = "SILT_SEARCH_CMD_";
+/// The prefix of a judge's exec override variable; every other kind uses
+/// [`EXEC_OVERRIDE_PREFIX`].
 pub const JUDGE_EXEC_OVERRIDE_PREFIX: &str = "SILT_JUDGE_CMD_";
 
 /// The largest memory cap a manifest may ask for; the pooling allocator
@@ -189,7 +195,6 @@ const BROAD_FOLDERS: [&str; 8] = [
     "/", "/etc", "/home", "/root", "/usr", "/var", "/proc", "/sys",
 ];
 
-/// Words in an environment variable's name that mark it as a secret.
 /// Programs that run whatever code they are given: a plugin granted one
 /// through exec can do anything the user can, so its grant is shown as
 /// full power rather than as one more program.
@@ -220,6 +225,7 @@ const INTERPRETERS: [&str; 24] = [
     "osascript",
 ];
 
+/// Words in an environment variable's name that mark it as a secret.
 const SECRET_WORDS: [&str; 7] = [
     "KEY",
     "TOKEN",
@@ -260,9 +266,12 @@ pub struct JudgeSection {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
+    /// The `[plugin]` table: what the plugin is and where its component lies.
     pub plugin: PluginSection,
+    /// The `[grants]` table; nothing granted when left out.
     #[serde(default)]
     pub grants: Grants,
+    /// The `[limits]` table; the defaults when left out.
     #[serde(default)]
     pub limits: Limits,
     /// Only for `kind = "judge"`.

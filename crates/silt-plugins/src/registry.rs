@@ -88,6 +88,7 @@ pub fn builtin_component(name: &str) -> Option<&'static [u8]> {
 /// Where a plugin's component comes from.
 #[derive(Debug, Clone)]
 pub enum Source {
+    /// A built-in's component, embedded in the binary.
     Builtin(&'static [u8]),
     /// A component file, held open since discovery: an update renames a
     /// new folder into place and removes the old one, which never changes
@@ -95,7 +96,9 @@ pub enum Source {
     /// manifest read beside them (a call that arrives mid-update runs the
     /// old plugin, until a reload finds the new one).
     File {
+        /// Where it was found, for messages and fingerprints.
         path: PathBuf,
+        /// The open handle every load reads the bytes from.
         file: Arc<std::fs::File>,
     },
 }
@@ -136,7 +139,9 @@ fn open_component(path: &Path) -> Result<std::fs::File> {
 /// One known plugin.
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// Its `plugin.toml`, as parsed at discovery.
     pub manifest: Arc<Manifest>,
+    /// Where its component's bytes come from.
     pub source: Source,
     /// What every load of a plugin from a folder checks its files against.
     pub checks: Option<Arc<Checks>>,
@@ -150,15 +155,20 @@ pub struct Checks {
     /// The lock file that pins it and the pin, when it was installed by
     /// `silt plugins add`; None for a folder put there by hand.
     pub pin: Option<(PathBuf, Pin)>,
+    /// Its `plugin.sig`, read at discovery; None when the folder has none.
     pub signature: Option<SignatureFile>,
+    /// The keys trusted to sign it (`[plugins] trusted_keys`).
     pub trust: Arc<Trust>,
 }
 
 /// What a load found a folder plugin to be.
 #[derive(Debug, Clone)]
 pub struct Verified {
+    /// `sha256:<hex>` of the component bytes loaded.
     pub component_digest: String,
+    /// `sha256:<hex>` of `plugin.toml` as read at discovery.
     pub manifest_digest: String,
+    /// Who signed it; None when unsigned.
     pub signer: Option<Signed>,
     /// Whether a lock file pins it (and it matched).
     pub pinned: bool,
@@ -247,7 +257,9 @@ impl Entry {
 #[derive(Debug, thiserror::Error)]
 #[error("no plugin named '{name}'; available: {}. Install one under a plugin folder or check `silt plugins list`", available.join(", "))]
 pub struct UnknownPlugin {
+    /// The name asked for.
     pub name: String,
+    /// Every plugin name known, in order, for the message.
     pub available: Vec<String>,
 }
 
@@ -365,6 +377,7 @@ impl Registry {
         Ok(name)
     }
 
+    /// The plugin named `name`, or an error listing the names there are.
     pub fn get(&self, name: &str) -> Result<&Entry, UnknownPlugin> {
         self.entries.get(name).ok_or_else(|| UnknownPlugin {
             name: name.into(),
@@ -404,6 +417,7 @@ impl Registry {
             .collect()
     }
 
+    /// Every plugin found, in name order.
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
         self.entries.values()
     }

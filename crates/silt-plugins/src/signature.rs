@@ -67,6 +67,7 @@ impl SignatureFile {
         }
     }
 
+    /// The text of `plugin.sig`.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("two strings serialise")
     }
@@ -105,6 +106,7 @@ impl SecretKey {
         Ok(SecretKey(SigningKey::from_bytes(&seed)))
     }
 
+    /// Reads a key file as [`SecretKey::to_text`] wrote it (`silt plugins keygen`).
     pub fn read(path: &Path) -> Result<SecretKey> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the secret key {}", path.display()))?;
@@ -125,10 +127,12 @@ impl SecretKey {
         format!("{}\n", hex::encode(self.0.to_bytes()))
     }
 
+    /// The public key that checks this key's signatures.
     pub fn public(&self) -> VerifyingKey {
         self.0.verifying_key()
     }
 
+    /// Signs plugin `name` with the digests (`sha256:<hex>`) of its component and manifest.
     pub fn sign(&self, name: &str, component: &str, manifest: &str) -> SignatureFile {
         let signature = self.0.sign(&message(name, component, manifest));
         SignatureFile {
@@ -146,6 +150,8 @@ pub struct Trust {
 }
 
 impl Trust {
+    /// The keys of `[plugins] trusted_keys`, each `ed25519:<64 hex digits>`; one
+    /// that does not parse is an error.
     pub fn from_config(keys: &[String]) -> Result<Trust> {
         let keys = keys
             .iter()
@@ -154,6 +160,7 @@ impl Trust {
         Ok(Trust { keys })
     }
 
+    /// Whether any key is listed, so every plugin checked must be signed by one.
     pub fn requires_signatures(&self) -> bool {
         !self.keys.is_empty()
     }
@@ -199,6 +206,7 @@ impl Trust {
 /// A verified signer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Signed {
+    /// The signer's public key, `ed25519:<hex>`.
     pub key: String,
     /// Listed in trusted_keys.
     pub trusted: bool,

@@ -19,6 +19,8 @@ pub struct Version {
 }
 
 impl Version {
+    /// Reads `MAJOR.MINOR.PATCH[-PRE][+BUILD]`, kept as written for display; a
+    /// number with a leading zero or an empty pre-release identifier is refused.
     pub fn parse(text: &str) -> Result<Version> {
         let bad = || {
             anyhow::anyhow!(

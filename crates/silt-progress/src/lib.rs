@@ -3,6 +3,8 @@
 //! notifications with a total when the stage has one) or drawn on a
 //! terminal.
 
+#![deny(missing_docs)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -84,7 +86,9 @@ impl Stages {
                 message: format!("{done} {unit}"),
             },
             Some(s) => {
-                let within = done - s.base;
+                // `done` was read before the stage: a stage set in between
+                // may start past it
+                let within = done.saturating_sub(s.base);
                 let (total, message) = if s.total > 0 {
                     (
                         Some(s.base + s.total.max(within)),
@@ -107,6 +111,7 @@ impl Stages {
 /// whenever it moved since the last tick, and once at the end, so a
 /// client always sees the call begin and finish.
 pub struct ProgressReporter {
+    /// What the work counts into; the ticker reads it.
     pub stages: Arc<Stages>,
     ticker: Option<tokio::task::JoinHandle<()>>,
     peer: Option<(Peer<RoleServer>, ProgressToken)>,
@@ -209,6 +214,7 @@ impl Drop for ProgressReporter {
 /// Progress shown on stderr while a command runs, when stderr is a
 /// terminal (never in a pipe, where it would only be noise).
 pub struct TerminalProgress {
+    /// What the work counts into; the line is drawn from it.
     pub stages: Arc<Stages>,
     ticker: Option<tokio::task::JoinHandle<()>>,
 }

@@ -56,6 +56,7 @@ impl AnswerCache {
         })
     }
 
+    /// The SQLite file it was opened at.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -200,6 +201,7 @@ pub fn core_question(q: &Question) -> silt_core::types::Question {
     }
 }
 
+/// A WIT answer as a `silt_core` answer, for validation.
 pub fn core_answer(a: &Answer) -> silt_core::types::Answer {
     match a {
         Answer::YesProbability(p) => silt_core::types::Answer::YesProbability(*p),

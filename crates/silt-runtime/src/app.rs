@@ -12,7 +12,9 @@ use silt_plugins::registry::Registry;
 
 /// Everything a command needs.
 pub struct App {
+    /// The configuration it was opened with.
     pub config: Arc<Config>,
+    /// The runtime, its plugins found and set to be found again on reload.
     pub runtime: Arc<Runtime>,
 }
 
@@ -24,6 +26,7 @@ impl App {
         App::with_config(config, compile_cache)
     }
 
+    /// [`App::open`] with a config already read.
     pub fn with_config(config: Config, compile_cache: bool) -> Result<App> {
         let trust = silt_plugins::signature::Trust::from_config(&config.plugins.trusted_keys)?;
         let registry = Registry::discover(&config.plugin_dirs(), &trust)?;

@@ -3,6 +3,8 @@
 //! against its output cap ([`crate::failure::output_bytes`]).
 
 /// A judge plugin: the component exports `silt:judge/judge`.
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod judge {
     wasmtime::component::bindgen!({
         path: "../../wit/judge",
@@ -14,6 +16,8 @@ pub mod judge {
 }
 
 /// The ask engine: exports `silt:sieve/ask`, imports a judge and the host.
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod ask_engine {
     wasmtime::component::bindgen!({
         path: ["../../wit/judge", "../../wit/host", "../../wit/sieve"],
@@ -27,6 +31,8 @@ pub mod ask_engine {
 
 /// The verify engine: exports `silt:sieve/verify`, imports a judge, the
 /// host's log and clock, and `sources` (the only engine granted fetching).
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod verify_engine {
     wasmtime::component::bindgen!({
         path: ["../../wit/judge", "../../wit/host", "../../wit/sieve"],
@@ -47,6 +53,8 @@ pub mod verify_engine {
 
 /// What the host calls to relate lessons: `silt:judge/relations`, bound
 /// alone so a judge is asked for it whatever else it exports.
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod relations_judge {
     wasmtime::component::bindgen!({
         path: "../../wit/judge",
@@ -63,6 +71,8 @@ pub mod relations_judge {
 
 /// `silt:judge/relations-by-index` (0.1.2): the relations with each lesson
 /// sent once, what the host calls where a judge exports it.
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod relations_by_index_judge {
     wasmtime::component::bindgen!({
         path: "../../wit/judge",
@@ -79,6 +89,8 @@ pub mod relations_by_index_judge {
 
 /// The deprecated positional `silt:judge/relate`, as judges built against
 /// silt:judge 0.1.0 export it (found under its 0.1.0 name by semver).
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod relate_judge_v0_1 {
     wasmtime::component::bindgen!({
         path: "../../wit/judge",
@@ -94,6 +106,8 @@ pub mod relate_judge_v0_1 {
 }
 
 /// What the host calls for vectors: `silt:embed/embed`, bound alone.
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod embedding_judge {
     wasmtime::component::bindgen!({
         path: ["../../wit/judge", "../../wit/embed"],
@@ -110,6 +124,8 @@ pub mod embedding_judge {
 
 /// The ledger engine: exports `silt:ledger/engine`, imports `relations`,
 /// `embed`, fresh ids and the log.
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod ledger_engine {
     wasmtime::component::bindgen!({
         path: ["../../wit/judge", "../../wit/host", "../../wit/embed", "../../wit/ledger"],
@@ -126,6 +142,8 @@ pub mod ledger_engine {
 
 /// `silt:host/sampling` as the host serves it to a judge granted it (the
 /// judge's own exports are bound by [`judge`] and the relation modules).
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod sampling_host {
     wasmtime::component::bindgen!({
         path: "../../wit/host",
@@ -140,6 +158,8 @@ pub mod sampling_host {
 
 /// A web search backend: exports `silt:search/backend`, imports only WASI
 /// (its network and environment narrowed to its manifest's grants).
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod search_backend {
     wasmtime::component::bindgen!({
         path: "../../wit/search",
@@ -153,6 +173,8 @@ pub mod search_backend {
 /// A web search backend built against `silt:search@0.1.0`, the contract
 /// as first released (`wit/compat/search-0.1.0`): still loaded, its
 /// results converted to the current types ([`crate::search`]).
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod search_backend_v0_1 {
     wasmtime::component::bindgen!({
         path: "../../wit/compat/search-0.1.0",
@@ -166,6 +188,8 @@ pub mod search_backend_v0_1 {
 /// A search backend that drives a local CLI: exports `silt:search/backend`,
 /// imports `silt:search/exec` (only the programs its manifest grants) and
 /// WASI without network.
+// generated from the WIT contracts, which carry the docs
+#[allow(missing_docs)]
 pub mod cli_search_backend {
     wasmtime::component::bindgen!({
         path: "../../wit/search",

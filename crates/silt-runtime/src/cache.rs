@@ -17,8 +17,11 @@ use wasmtime::component::Component;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CacheOutcome {
+    /// Read precompiled from the cache folder.
     Hit,
+    /// Compiled now, and written to the cache folder when it could be.
     Miss,
+    /// Compiled now; there is no cache folder.
     Disabled,
 }
 

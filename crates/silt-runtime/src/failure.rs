@@ -8,22 +8,57 @@ use silt_plugins::manifest::Limits;
 /// away; the host and other plugins carry on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PluginFailure {
+    /// Guest code ran past `limits.cpu_ms` (an epoch interrupt).
     #[error("plugin '{plugin}' ran past its CPU limit of {ms} ms and was stopped")]
-    CpuLimit { plugin: String, ms: u64 },
+    CpuLimit {
+        /// The plugin stopped.
+        plugin: String,
+        /// Its CPU limit, in ms.
+        ms: u64,
+    },
+    /// Its linear memory tried to grow past `limits.memory_mib`.
     #[error("plugin '{plugin}' went over its memory limit of {mib} MiB and was stopped")]
-    MemoryLimit { plugin: String, mib: u64 },
+    MemoryLimit {
+        /// The plugin stopped.
+        plugin: String,
+        /// Its memory cap, in MiB.
+        mib: u64,
+    },
+    /// The call ran past `limits.wall_ms`, time waiting on the host included.
     #[error("plugin '{plugin}' took longer than its wall-clock limit of {ms} ms and was stopped")]
-    WallClock { plugin: String, ms: u64 },
+    WallClock {
+        /// The plugin stopped.
+        plugin: String,
+        /// Its wall-clock limit, in ms.
+        ms: u64,
+    },
+    /// What it returned measured over `limits.output_kib`.
     #[error("plugin '{plugin}' returned about {kib} KiB, over its output limit of {limit_kib} KiB")]
     OutputTooLarge {
+        /// The plugin whose result was refused.
         plugin: String,
+        /// The result's size, in KiB rounded up ([`output_bytes`]).
         kib: u64,
+        /// Its output limit, in KiB.
         limit_kib: u64,
     },
+    /// Any other error of the call: a trap, a panic, a failed instantiation.
     #[error("plugin '{plugin}' crashed: {reason}")]
-    Trapped { plugin: String, reason: String },
+    Trapped {
+        /// The plugin that failed.
+        plugin: String,
+        /// The root cause, with the guest's last stderr lines when it wrote any.
+        reason: String,
+    },
+    /// It never ran: its grants did not resolve, its store could not be
+    /// built, it does not fit its contract, or its info was unusable.
     #[error("plugin '{plugin}' could not be started: {reason}")]
-    Start { plugin: String, reason: String },
+    Start {
+        /// The plugin that could not start.
+        plugin: String,
+        /// Why, in words.
+        reason: String,
+    },
 }
 
 impl PluginFailure {

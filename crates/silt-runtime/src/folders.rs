@@ -28,6 +28,7 @@ impl Roots {
             .map(Roots)
     }
 
+    /// Each root's canonical path, in the order given.
     pub fn paths(&self) -> impl Iterator<Item = &Path> {
         self.0.iter().map(Beneath::root)
     }
@@ -46,7 +47,10 @@ impl Roots {
 pub enum Folders {
     /// Over stdio and on the command line: any folder the user can open,
     /// relative paths resolved under `caller_dir` (None: refused).
-    Local { caller_dir: Option<PathBuf> },
+    Local {
+        /// Where relative paths resolve; None refuses them.
+        caller_dir: Option<PathBuf>,
+    },
     /// Over HTTP: absolute paths only, and only under the owner's roots.
     Roots(Arc<Roots>),
 }

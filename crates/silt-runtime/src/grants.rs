@@ -10,13 +10,17 @@ use silt_plugins::manifest::Manifest;
 /// Everything `manifest` grants, resolved.
 #[derive(Debug, Clone)]
 pub struct Grants {
+    /// What its WASI context opens: folders, models, environment, HTTP hosts.
     pub wasi: WasiGrants,
+    /// The programs it may run through `silt:search/exec`.
     pub exec: ExecGrants,
     /// Whether its stores may ask the client of their call's model.
     pub sampling: bool,
 }
 
 impl Grants {
+    /// Resolves `manifest`'s grants, logging any risky HTTP grant; fails when
+    /// a granted model is not installed.
     pub fn resolve(manifest: &Manifest) -> anyhow::Result<Self> {
         for warning in manifest.http_grant_warnings() {
             tracing::warn!("plugin '{}': {warning}", manifest.plugin.name);

@@ -75,7 +75,10 @@ macro_rules! fresh_call {
 
 /// A judge ready to answer.
 pub struct LoadedJudge {
+    /// Its manifest, as loaded.
     pub manifest: Arc<Manifest>,
+    /// What it said about itself when it loaded: a name, a finite cost,
+    /// batches of at least one.
     pub info: JudgeInfo,
     /// See [`BoundJudge::build`].
     pub build: String,
@@ -295,13 +298,13 @@ impl LoadedJudge {
         !matches!(self.relate_pre, RelatePre::None)
     }
 
-    /// Vectors for `texts`, when the judge exports `silt:embed/embed`;
-    /// `unsupported` otherwise (the caller falls back to its own scoring).
     /// Whether the judge exports `silt:embed/embed`.
     pub fn has_vectors(&self) -> bool {
         self.embed_pre.is_some()
     }
 
+    /// Vectors for `texts`, when the judge exports `silt:embed/embed`;
+    /// `unsupported` otherwise (the caller falls back to its own scoring).
     pub async fn embed(&self, texts: Vec<String>) -> Result<Embedding, JudgeError> {
         if self.embed_pre.is_none() {
             return Err(JudgeError::Unsupported(format!(

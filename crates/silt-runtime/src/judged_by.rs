@@ -10,6 +10,7 @@ use silt_plugins::manifest::{JudgeSection, granted_model};
 /// The judge behind an answer, as `usage` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JudgedBy {
+    /// The judge plugin's name, as the call named it.
     pub judge: String,
     /// The model, from the manifest's `[judge] model` or, without one, the
     /// installed models it is granted.

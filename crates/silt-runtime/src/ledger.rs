@@ -53,7 +53,9 @@ pub struct LedgerSession {
 /// searched ahead for a sleep pass.
 #[derive(Default)]
 pub struct LedgerPeaks {
+    /// Peak bytes of the instances that served session calls.
     pub engine: AtomicUsize,
+    /// Peak bytes of the second instances that searched ahead.
     pub second_instance: AtomicUsize,
 }
 
@@ -372,6 +374,7 @@ impl LedgerSession {
             .await)
     }
 
+    /// Decays, fades and evicts as of `now` (Unix seconds).
     pub async fn homeostasis(
         &mut self,
         now: f64,
@@ -400,6 +403,8 @@ impl LedgerSession {
         out?.map_err(ledger_error)
     }
 
+    /// Up to `limit` entries by effective confidence at `now`, highest first;
+    /// retired ones only with `include_retired`.
     pub async fn stats(
         &mut self,
         include_retired: bool,
@@ -432,10 +437,13 @@ impl LedgerSession {
         )
     }
 
+    /// Whether a call failed in the sandbox (a trap, a limit): every later
+    /// call is refused, and a new session must be opened.
     pub fn poisoned(&self) -> bool {
         self.poisoned
     }
 
+    /// The top `k` active lessons for `context`; each returned fires at `now`.
     pub async fn recall(
         &mut self,
         context: &str,
@@ -449,6 +457,8 @@ impl LedgerSession {
             .await)
     }
 
+    /// Records lesson `when` → `prefer` under the host-chosen `id`, with how
+    /// it turned out.
     pub async fn capture(
         &mut self,
         id: &str,
@@ -464,6 +474,7 @@ impl LedgerSession {
             .await)
     }
 
+    /// "That lesson worked": confirms lesson `id` (a dormant one revives).
     pub async fn confirm(&mut self, id: &str, now: f64) -> Result<Change, CallError> {
         call!(self, |b, store, res| b
             .silt_ledger_engine()
@@ -473,6 +484,7 @@ impl LedgerSession {
         .map_err(ledger_error)
     }
 
+    /// "That lesson failed": contradicts lesson `id`.
     pub async fn contradict(&mut self, id: &str, now: f64) -> Result<Change, CallError> {
         call!(self, |b, store, res| b
             .silt_ledger_engine()
@@ -482,6 +494,7 @@ impl LedgerSession {
         .map_err(ledger_error)
     }
 
+    /// Pairs for the agent to judge, without those a recorded verdict settles.
     pub async fn review_candidates(&mut self) -> Result<Vec<Candidate>, CallError> {
         call!(self, |b, store, res| b
             .silt_ledger_engine()
@@ -541,6 +554,7 @@ impl LedgerSession {
         .map_err(ledger_error)
     }
 
+    /// Applies the agent's verdicts on pairs.
     pub async fn apply_judgments(
         &mut self,
         judgments: &[Judgment],
@@ -564,6 +578,9 @@ impl LedgerSession {
         .map_err(ledger_error)
     }
 
+    /// How many candidate pairs no sleep pass has judged (they hold a lesson
+    /// captured after `since`, Unix seconds), counted up to `stop_at` per
+    /// active lesson (0: all), and how many lessons are active.
     pub async fn redundancy(&mut self, since: f64, stop_at: f64) -> Result<Redundancy, CallError> {
         call!(self, |b, store, res| b
             .silt_ledger_engine()

@@ -8,6 +8,8 @@
 //! under the plugin's limits; [`judge`], [`search`], [`ledger`] and
 //! [`sieve`] are the kinds of plugin silt calls.
 
+#![deny(missing_docs)]
+
 pub mod app;
 pub mod bindings;
 pub mod folders;
@@ -117,19 +119,25 @@ fn profiling() -> Result<Option<wasmtime::ProfilingStrategy>> {
 /// How components were loaded, for benchmarks and `plugins inspect`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LoadReport {
+    /// Which plugin was loaded, by name.
     pub plugin: String,
+    /// Whether its compiled code came from the on-disk cache.
     pub cache: CacheOutcome,
+    /// Time to compile it or read it from the cache, in ms.
     pub millis: f64,
 }
 
 /// A plugin compiled, linked and ready to instantiate, with its grants
 /// resolved: what every call of it starts from.
 pub struct Loaded<P> {
+    /// Its manifest, as the registry held it at load.
     pub manifest: Arc<Manifest>,
     /// The component's digest for a plugin from a folder, empty for a
     /// built-in.
     pub build: String,
+    /// Its grants, resolved once at load.
     pub grants: Grants,
+    /// The typed instance template every call instantiates.
     pub pre: P,
     engine: Engine,
 }
@@ -251,6 +259,7 @@ impl Runtime {
             .expect("the runtime never closes its turns")
     }
 
+    /// The wasmtime engine every plugin is compiled for and runs on.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }

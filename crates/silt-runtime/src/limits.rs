@@ -11,13 +11,17 @@ pub const TICK_MS: u64 = 10;
 /// the failure can be reported as a memory limit rather than a bare trap.
 #[derive(Debug)]
 pub struct MemoryCap {
+    /// The cap, in bytes (the manifest's `memory_mib`).
     pub max_bytes: usize,
+    /// Set when a growth past the cap was refused, so the failure names the
+    /// memory limit; cleared when a kept store starts its next call.
     pub denied: bool,
     /// The largest linear memory the guest has asked for, for benchmarks.
     pub peak: usize,
 }
 
 impl MemoryCap {
+    /// A cap of `max_mib` MiB.
     pub fn new(max_mib: u64) -> Self {
         MemoryCap {
             max_bytes: (max_mib << 20) as usize,
@@ -55,11 +59,14 @@ impl ResourceLimiter for MemoryCap {
 /// Epoch ticks (10 ms of guest execution each) used and allowed.
 #[derive(Debug, Clone, Copy)]
 pub struct CpuBudget {
+    /// Ticks counted since the call began.
     pub used: u64,
+    /// Ticks allowed: the CPU limit over [`TICK_MS`], rounded up, at least 1.
     pub allowed: u64,
 }
 
 impl CpuBudget {
+    /// A budget of `cpu_ms` milliseconds of guest execution.
     pub fn new(cpu_ms: u64) -> Self {
         CpuBudget {
             used: 0,

@@ -32,6 +32,7 @@ pub struct Linkers {
 }
 
 impl Linkers {
+    /// Builds every linker for `engine`.
     pub fn new(engine: &Engine) -> wasmtime::Result<Self> {
         let wasi = || -> wasmtime::Result<Linker<PluginState>> {
             let mut l = Linker::new(engine);

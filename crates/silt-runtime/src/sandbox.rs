@@ -13,8 +13,11 @@ use silt_plugins::manifest::Manifest;
 
 /// Limits that apply to one plugin call.
 pub struct Sandbox<'a> {
+    /// The engine the store is made for.
     pub engine: &'a Engine,
+    /// The plugin's manifest: its name and limits.
     pub manifest: &'a Manifest,
+    /// Its resolved grants, from which each store's capabilities are built.
     pub grants: &'a Grants,
 }
 

@@ -19,7 +19,9 @@ use silt_plugins::manifest::{Manifest, PluginKind};
 
 /// A backend ready to search.
 pub struct LoadedBackend {
+    /// Its manifest, as loaded.
     pub manifest: Arc<Manifest>,
+    /// What it said about itself when it loaded.
     pub info: BackendInfo,
     plugin: Loaded<BackendPre>,
 }

@@ -21,17 +21,29 @@ use silt_plugins::manifest::Limits;
 
 /// The state of one store.
 pub struct PluginState {
+    /// The plugin's name, for logs and failures.
     pub plugin: String,
+    /// Its WASI and `wasi:http` context, narrowed to its grants.
     pub wasi: Wasi,
+    /// Its linear memory cap, and how far the memory grew.
     pub memory: MemoryCap,
+    /// Its CPU budget, in epoch ticks.
     pub cpu: CpuBudget,
+    /// The log, the clock and fresh ids.
     pub basics: Basics,
+    /// The judge an engine's calls go to; unbound for judges and backends.
     pub judge: JudgeCalls,
+    /// The ledger engine's searches handed to a second instance.
     pub search_ahead: SearchAhead,
+    /// The repository a grep call walks; none for other calls.
     pub files: Files,
+    /// The fetcher a verify call reads cited sources through; none otherwise.
     pub sources: Sources,
+    /// Where the engine's stages and steps are reported.
     pub progress: Progress,
+    /// The programs it may run.
     pub exec: ExecGrants,
+    /// The MCP client model it may ask, when granted sampling.
     pub sampling: Sampling,
 }
 

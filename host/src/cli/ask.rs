@@ -10,10 +10,12 @@ use serde_json::{Map, Value};
 use silt_mcp::tools::ask::{self, AskParams, ItemInput, Kind};
 use silt_runtime::app::App;
 
+/// `silt ask`'s three question kinds, as `sieve_ask`'s `kind`.
 #[derive(Debug, Subcommand)]
 pub enum AskCommand {
     /// One yes/no probability per item.
     Judge {
+        /// The question, the items and the call's limits.
         #[command(flatten)]
         common: Common,
         /// What makes the answer yes.
@@ -31,6 +33,7 @@ pub enum AskCommand {
     },
     /// One option per item, with the full distribution.
     Choose {
+        /// The question, the items and the call's limits.
         #[command(flatten)]
         common: Common,
         /// An option as label=when it applies (repeat, in order).
@@ -39,6 +42,7 @@ pub enum AskCommand {
     },
     /// One level per item on an ordered scale, lowest first.
     Score {
+        /// The question, the items and the call's limits.
         #[command(flatten)]
         common: Common,
         /// A level (repeat, lowest first).
@@ -47,6 +51,7 @@ pub enum AskCommand {
     },
 }
 
+/// What every kind of question takes.
 #[derive(Debug, Args)]
 pub struct Common {
     /// The question asked of every item.
@@ -148,6 +153,7 @@ pub fn to_params(cmd: AskCommand) -> Result<AskParams> {
     })
 }
 
+/// Asks the question and prints the result as JSON on stdout.
 pub async fn run(app: &App, cmd: AskCommand) -> Result<()> {
     let params = to_params(cmd)?;
     let out = ask::run(&app.runtime, &app.config, &params).await?;

@@ -9,6 +9,7 @@ use silt_ledger_service::values::{entry_from_wit, view};
 use silt_runtime::app::App;
 use silt_runtime::bindings::ledger_engine::silt::ledger::types::Entry;
 
+/// `silt demo`'s options.
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
     /// The judge for the sleep pass (it must export silt:judge/relations).
@@ -53,6 +54,9 @@ fn print_entries(title: &str, entries: &[Entry], now: f64) {
     }
 }
 
+/// Imports the ten demo lessons into a scratch ledger (a new SQLite file,
+/// or a schema of its own on the configured PostgreSQL server),
+/// consolidates and sleeps, and prints the ledger before and after.
 pub async fn run(app: &App, args: DemoArgs) -> Result<()> {
     let now = args.now.unwrap_or_else(|| {
         std::time::SystemTime::now()

@@ -13,6 +13,7 @@ use silt_runtime::app::App;
 use silt_ledger_service::store::Store;
 use silt_mcp::tools::sediment_tools::LedgerTools;
 
+/// `silt ledger`'s options, shared by every ledger subcommand.
 #[derive(Debug, Args)]
 pub struct LedgerArgs {
     /// The ledger: a file, or a postgres:// URL (default: $SILT_LEDGER_URL,
@@ -30,31 +31,43 @@ pub struct LedgerArgs {
     /// has vectors (the embedding judge), recall ranks by meaning.
     #[arg(long, global = true, default_value = "lexical")]
     pub judge: String,
+    /// The operation to run.
     #[command(subcommand)]
     pub command: LedgerCommand,
 }
 
+/// How a captured outcome went (`--feedback`).
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum FeedbackArg {
+    /// It worked.
     Positive,
+    /// It did not.
     Negative,
+    /// Not known yet.
     Neutral,
 }
 
+/// The ledger operations, each the shell form of a `sediment_*` tool or a
+/// command beyond them.
 #[derive(Debug, Subcommand)]
 pub enum LedgerCommand {
     /// The top lessons for a task (each returned fires).
     Recall {
+        /// The task at hand.
         context: String,
+        /// How many lessons, at most (1 to 20).
         #[arg(short, long, default_value_t = 5)]
         k: u32,
     },
     /// Distil an outcome into a lesson; or many, one per line of --from.
     Capture {
+        /// The situation, generalised (WHEN ...).
         #[arg(long, required_unless_present = "from")]
         when: Option<String>,
+        /// What to do in it (PREFER ...).
         #[arg(long, required_unless_present = "from")]
         prefer: Option<String>,
+        /// How it went.
         #[arg(long, value_enum, default_value = "neutral")]
         feedback: FeedbackArg,
         /// JSON lines of {when, prefer, feedback?}, each committed on its own.
@@ -62,9 +75,15 @@ pub enum LedgerCommand {
         from: Option<PathBuf>,
     },
     /// That lesson worked.
-    Confirm { id: String },
+    Confirm {
+        /// The lesson's id.
+        id: String,
+    },
     /// That lesson failed.
-    Contradict { id: String },
+    Contradict {
+        /// The lesson's id.
+        id: String,
+    },
     /// Decay, fade and evict (cheap; every run).
     Consolidate,
     /// Merge, resolve contradictions, abstract (periodic).
@@ -72,20 +91,29 @@ pub enum LedgerCommand {
     /// Pairs for an agent to judge.
     Review,
     /// Apply an agent's verdicts: a JSON list of {a_id, b_id, verdict} (a file, or - for stdin).
-    Apply { file: PathBuf },
+    Apply {
+        /// The verdicts' file, or - for stdin.
+        file: PathBuf,
+    },
     /// Entries by effective confidence.
     Stats {
+        /// List retired lessons too.
         #[arg(long)]
         include_retired: bool,
+        /// List at most this many (1 to 500).
         #[arg(long, default_value_t = 50)]
         limit: u32,
     },
     /// Take back a merge or a resolved contradiction by its event number
     /// (`seq` in `silt ledger history`).
-    Undo { event: i64 },
+    Undo {
+        /// The event's number.
+        event: i64,
+    },
     /// Delete a lesson for good (its text is gone; the log keeps the id
     /// and the reason).
     Forget {
+        /// The lesson's id.
         id: String,
         /// Why, for the log.
         #[arg(long)]
@@ -93,14 +121,22 @@ pub enum LedgerCommand {
     },
     /// The event log, for one entry or all.
     History {
+        /// Only the events naming this entry.
         id: Option<String>,
+        /// Show at most this many events, newest first.
         #[arg(long, default_value_t = 100)]
         limit: usize,
     },
     /// Read a Sediment ledger.json into this ledger (unknown fields kept).
-    Import { file: PathBuf },
+    Import {
+        /// The Sediment ledger.json to read.
+        file: PathBuf,
+    },
     /// Write the ledger as a Sediment ledger.json (to FILE, or stdout).
-    Export { file: Option<PathBuf> },
+    Export {
+        /// The file to write (default: stdout).
+        file: Option<PathBuf>,
+    },
     /// Copy this whole ledger (lessons, the event log with its undo
     /// records, the judge's vectors) into a new, empty one: a SQLite
     /// ledger to PostgreSQL or back. Counts are checked after the copy;
@@ -194,6 +230,8 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
 }
 
+/// Runs one ledger command on the ledger `--ledger` names (else the default
+/// one) and prints its result, as JSON with `--json`.
 pub async fn run(app: &App, args_in: LedgerArgs) -> Result<()> {
     let (default, sediment) = Store::default_path(app.config.ledger.url.as_deref());
     let (path, sediment) = match args_in.ledger.clone() {

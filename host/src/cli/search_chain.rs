@@ -5,6 +5,7 @@ use anyhow::Result;
 use silt_mcp::tools::search_chain;
 use silt_runtime::app::App;
 
+/// `silt search-chain`'s subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum SearchChainCommand {
     /// Try the routes in order (each route's cache, then the route live);
@@ -14,6 +15,7 @@ pub enum SearchChainCommand {
     Preflight(ChainArgs),
 }
 
+/// The query and the routes both subcommands take.
 #[derive(Debug, clap::Args)]
 pub struct ChainArgs {
     /// What to search for.
@@ -29,6 +31,8 @@ pub struct ChainArgs {
     pub json: bool,
 }
 
+/// Runs one search-chain subcommand and prints its result (JSON with
+/// `--json`); a search every route failed exits 1.
 pub async fn run(app: &App, cmd: SearchChainCommand) -> Result<()> {
     match cmd {
         SearchChainCommand::Search(a) => {

@@ -12,6 +12,7 @@ use silt_progress::TerminalProgress;
 use silt_runtime::app::App;
 use silt_runtime::folders::Folders;
 
+/// `silt rank`'s options, as `sieve_rank`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct RankArgs {
     /// What the candidates are ranked against.
@@ -31,6 +32,7 @@ pub struct RankArgs {
     pub judge: Option<String>,
 }
 
+/// `silt route`'s options, as `sieve_route`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct RouteArgs {
     /// The request to route.
@@ -47,6 +49,7 @@ pub struct RouteArgs {
     pub judge: Option<String>,
 }
 
+/// Runs `sieve_rank` and prints the result as JSON.
 pub async fn rank(app: &App, args: RankArgs) -> Result<()> {
     let params = rank::RankParams {
         question: args.question,
@@ -63,6 +66,7 @@ pub async fn rank(app: &App, args: RankArgs) -> Result<()> {
     Ok(())
 }
 
+/// Runs `sieve_route` and prints the result as JSON.
 pub async fn route(app: &App, args: RouteArgs) -> Result<()> {
     let params = route::RouteParams {
         ask: args.ask,
@@ -78,6 +82,7 @@ pub async fn route(app: &App, args: RouteArgs) -> Result<()> {
     Ok(())
 }
 
+/// `silt grep`'s options, as `sieve_grep`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct GrepArgs {
     /// What you are trying to find, in plain language.
@@ -105,6 +110,8 @@ pub struct GrepArgs {
     pub json: bool,
 }
 
+/// Runs `sieve_grep` (a relative path from the current folder), showing
+/// progress on the terminal; prints one line per hit, or JSON.
 pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
     let params = grep::GrepParams {
         question: args.question,
@@ -162,6 +169,7 @@ pub async fn grep(app: &App, args: GrepArgs) -> Result<()> {
     Ok(())
 }
 
+/// `silt verify`'s options, as `sieve_verify`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
     /// A Markdown report to read claims from ('-' for stdin).
@@ -201,6 +209,8 @@ fn read_text(path: &str) -> Result<String> {
     Ok(text)
 }
 
+/// Runs `sieve_verify` on a report or records (from a file or stdin),
+/// showing progress on the terminal; prints one line per claim, or JSON.
 pub async fn verify(app: &App, args: VerifyArgs) -> Result<()> {
     if args.report.is_none() && args.records.is_none() {
         anyhow::bail!(
@@ -262,6 +272,7 @@ pub async fn verify(app: &App, args: VerifyArgs) -> Result<()> {
     Ok(())
 }
 
+/// `silt search`'s options, as `sieve_search`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct SearchArgs {
     /// What to search the web for.
@@ -280,6 +291,7 @@ pub struct SearchArgs {
     pub judge: Option<String>,
 }
 
+/// Runs `sieve_search` and prints the result as JSON.
 pub async fn search(app: &App, args: SearchArgs) -> Result<()> {
     let params = silt_mcp::tools::search::SearchParams {
         query: args.query,

@@ -41,14 +41,18 @@ pub const MAX_PROMPT_BYTES: usize = 100_000;
 /// What the user set in the judge's granted environment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
+    /// The CLI that answers.
     pub cli: Cli,
+    /// The model it answers with (`SILT_AGENT_MODEL`, else the CLI's cheap default).
     pub model: String,
     /// Codex's reasoning effort (None for Claude).
     pub effort: Option<String>,
+    /// How long one run may take, in milliseconds.
     pub timeout_ms: u64,
     /// USD per million tokens read and written, for a CLI that reports
     /// tokens but no cost (Codex), and for planning a budget.
     pub price_in: f64,
+    /// USD per million output tokens, read the same way as `price_in`.
     pub price_out: f64,
 }
 
@@ -198,11 +202,16 @@ pub fn args(settings: &Settings, prompt: &Prompt) -> Vec<String> {
 /// What one run gave.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Turn {
+    /// The model's final reply.
     pub reply: String,
     /// An error the stream itself reported (a failed turn, an error result).
     pub error: Option<String>,
+    /// What the CLI reported the run cost, in US dollars (Claude Code only).
     pub cost_usd: Option<f64>,
+    /// Input tokens, cache reads and writes included; None when no usage
+    /// line was seen.
     pub input_tokens: Option<u64>,
+    /// Output tokens; None when no usage line was seen.
     pub output_tokens: Option<u64>,
 }
 

@@ -24,10 +24,12 @@ pub enum Debias {
 }
 
 impl Debias {
+    /// Whether probabilities are divided by the content-free prior.
     pub fn divides_prior(self) -> bool {
         matches!(self, Debias::Prior | Debias::Both)
     }
 
+    /// Whether the options are asked under every rotation of the letters.
     pub fn rotates(self) -> bool {
         matches!(self, Debias::Rotate | Debias::Both)
     }

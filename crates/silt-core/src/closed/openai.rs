@@ -36,6 +36,7 @@ impl Endpoint {
         }
     }
 
+    /// The name settings and messages use: `chat`, `completions` or `native`.
     pub fn name(self) -> &'static str {
         match self {
             Endpoint::Chat => "chat",
@@ -44,6 +45,7 @@ impl Endpoint {
         }
     }
 
+    /// The endpoint [`Self::name`] names (surrounding whitespace ignored).
     pub fn parse(name: &str) -> Option<Endpoint> {
         Endpoint::ALL.into_iter().find(|e| e.name() == name.trim())
     }

@@ -10,7 +10,9 @@ pub const MAX_OPTIONS: usize = 26;
 /// A chat prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prompt {
+    /// The system message: fixes the answer format (one letter).
     pub system: String,
+    /// The user message: question, lettered options, then the item.
     pub user: String,
     /// How many bytes at the head of `user` every item of the batch
     /// shares (the text before the item): a local model runs the system

@@ -4,7 +4,9 @@
 /// One candidate for the answer token, as the server listed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopToken {
+    /// The token's text, as the server wrote it.
     pub token: String,
+    /// Its natural-log probability (0 or below for a real probability).
     pub logprob: f64,
 }
 

@@ -137,6 +137,7 @@ pub struct Counts {
 }
 
 impl Evidence {
+    /// Reads `question` into its features, with an empty stem cache.
     pub fn new(question: &str) -> Evidence {
         let mut e = Evidence {
             features: vec![],

@@ -66,17 +66,24 @@ pub trait Repository {
 /// Files or functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// Every text file, by its path and preview.
     Files,
+    /// The strongest files' functions (or fixed chunks where none are known).
     Functions,
 }
 
 /// One grep call.
 #[derive(Debug, Clone)]
 pub struct GrepRequest {
+    /// What the caller is trying to find, in plain language; must not be blank.
     pub question: String,
+    /// Whether files or stretches of them are scored.
     pub mode: Mode,
+    /// How many results to return, 1 to [`MAX_TOP_K`].
     pub top_k: u32,
+    /// Drop units below this probability, in [0, 1].
     pub threshold: f64,
+    /// The most the call may spend, in US dollars.
     pub budget_usd: f64,
     /// The judge's share of each unit's probability, 0 to 1 (None:
     /// [`JUDGE_WEIGHT`]); ignored when the engine answers (lexical).
@@ -92,18 +99,27 @@ pub struct GrepRequest {
 /// One ranked unit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
+    /// The file's path, as the host's walk gave it.
     pub path: String,
+    /// First line, 1-based.
     pub line_start: u32,
+    /// Last line, inclusive.
     pub line_end: u32,
+    /// `file`, `function` or `chunk`.
     pub kind: &'static str,
+    /// How relevant the unit is, in [0, 1].
     pub probability: f64,
 }
 
 /// The result of a grep call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GrepOutcome {
+    /// Units by probability, then evidence, path and first line; cut by
+    /// threshold and top-k.
     pub results: Vec<Hit>,
+    /// Units the judge answered for, over both passes.
     pub units_scored: u32,
+    /// What the call cost.
     pub usage: AskUsage,
 }
 

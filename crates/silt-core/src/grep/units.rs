@@ -25,7 +25,9 @@ pub const TRUNCATION_MARKER: &str = "\n... [truncated]";
 pub struct FunctionSpan {
     /// Empty when the function has none (a Go `func` literal).
     pub name: String,
+    /// First line, 1-based.
     pub line_start: usize,
+    /// Last line, inclusive.
     pub line_end: usize,
 }
 
@@ -228,7 +230,9 @@ pub fn chunks(lines: &[&str]) -> Vec<(usize, usize)> {
 /// Which kind of stretch functions mode scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StretchKind {
+    /// A function span the host's parser found.
     Function,
+    /// A fixed chunk of [`CHUNK_LINES`] lines, where no spans are known.
     Chunk,
 }
 

@@ -10,6 +10,7 @@ pub const DAY: f64 = 86_400.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
+    /// Recalled, decayed and consolidated.
     Active,
     /// Folded under an abstracted parent; revivable.
     Dormant,
@@ -21,18 +22,29 @@ pub enum Status {
 /// does not know are kept in `extra` and written back unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
+    /// The trigger: the situation the lesson applies to.
     pub when: String,
+    /// The action: what to do in it.
     pub prefer: String,
+    /// Host-chosen (8 lowercase hex characters); stable for the lesson's life.
     pub id: String,
     /// The stored base confidence, as of `decayed_at`.
     pub confidence: f64,
+    /// When it was captured, in Unix seconds.
     pub created: f64,
+    /// When it was last confirmed, in Unix seconds.
     pub last_confirmed: f64,
+    /// When a recall last returned it, in Unix seconds.
     pub last_fired: f64,
+    /// Times recalled (summed on merges).
     pub hit_count: u64,
+    /// Times confirmed (summed on merges); lengthens the half-life.
     pub confirm_count: u64,
+    /// Times contradicted.
     pub contradiction_count: u64,
+    /// Active, dormant or retired.
     pub status: Status,
+    /// Why it last changed in words: a boundary rule, "merged into ID", ...
     pub note: String,
     /// When decay was last folded into `confidence`. Sediment measures decay
     /// from `last_confirmed` and overwrites it; silt keeps the two apart so
@@ -45,6 +57,7 @@ pub struct Entry {
     /// (see the `decisions` module). Absent when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<super::kept_verdicts::Decision>,
+    /// Fields silt does not know, written back unchanged.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -6,16 +6,27 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
+    /// A lesson was captured.
     Captured,
+    /// A recall returned it.
     Fired,
+    /// The agent confirmed it.
     Confirmed,
+    /// The agent contradicted it.
     Contradicted,
+    /// A dormant child came back.
     Revived,
+    /// It decayed below the floor and retired.
     Faded,
+    /// The cap on active entries pushed it out.
     Evicted,
+    /// Another entry (in `others`) was folded into it.
     Merged,
+    /// It won a contradiction; the loser (in `others`) is its boundary.
     Resolved,
+    /// It is a new parent over the siblings in `others`.
     Abstracted,
+    /// The agent gave a verdict on it and the partner in `others`.
     Judged,
     /// A merge or a resolved contradiction taken back (`silt ledger
     /// undo`): `others` are the lessons active again.
@@ -32,12 +43,15 @@ pub enum EventKind {
 /// A mutation, the entries it touched and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
+    /// When, in Unix seconds.
     pub at: f64,
+    /// What happened.
     pub kind: EventKind,
     /// The entry acted on first (the survivor, the parent, the winner).
     pub id: String,
     /// Other entries involved (the merged, the loser, the children).
     pub others: Vec<String>,
+    /// Why, in words.
     pub reason: String,
     /// The entries as they were just before, for the steps that retire a
     /// lesson (merge, resolve): what undo restores.
@@ -46,6 +60,7 @@ pub struct Event {
 }
 
 impl Event {
+    /// An event at `at` (Unix seconds) with no `before` entries.
     pub fn new(
         at: f64,
         kind: EventKind,

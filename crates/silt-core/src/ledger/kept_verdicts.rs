@@ -33,6 +33,7 @@ pub struct Decision {
     /// What was decided: `distinct` or `sibling` (a merge or a
     /// contradiction is acted on at once and retires one of the two).
     pub verdict: Verdict,
+    /// An agent, or an undo that stands for one.
     pub by: DecidedBy,
     /// Unix seconds.
     pub at: f64,

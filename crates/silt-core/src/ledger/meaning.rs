@@ -30,8 +30,11 @@ use super::twins::Twins;
 /// enough to be judged as a pair.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cuts {
+    /// For two triggers (WHEN).
     pub trigger: f64,
+    /// For two whole lessons (trigger and action summed).
     pub lesson: f64,
+    /// For two actions (PREFER): siblings.
     pub action: f64,
 }
 
@@ -264,8 +267,11 @@ pub struct VectorCache {
 /// The views of a list of lessons by situation, row `r` for lesson `r`.
 #[derive(Debug, Clone)]
 pub struct Views {
+    /// Each lesson's trigger vector.
     pub trigger: Rows,
+    /// Each lesson's whole-lesson vector (trigger plus action, normalised).
     pub lesson: Rows,
+    /// The cut-offs the views are searched with.
     pub cuts: Cuts,
 }
 
@@ -275,6 +281,7 @@ impl VectorCache {
         self.cuts
     }
 
+    /// `text`'s vector as stored; None when no judge has embedded it.
     pub fn get(&self, text: &str) -> Option<&[i8]> {
         self.by_text.get(text).map(|&r| self.rows.row(r as usize))
     }
@@ -290,6 +297,7 @@ impl VectorCache {
         self.rows.row(r as usize)
     }
 
+    /// Changes whenever row numbers from [`Self::row_of`] stop holding.
     pub fn generation(&self) -> u64 {
         self.generation
     }
@@ -299,6 +307,7 @@ impl VectorCache {
         self.by_text.len()
     }
 
+    /// True when no text is held.
     pub fn is_empty(&self) -> bool {
         self.by_text.is_empty()
     }

@@ -25,8 +25,11 @@ use super::similarity::{TermSets, Vocabulary, text_sim};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Feedback {
+    /// It worked: captured at confidence 0.55, confirmed once.
     Positive,
+    /// It did not: captured at confidence 0.10.
     Negative,
+    /// Not known yet: captured at confidence 0.30.
     Neutral,
 }
 
@@ -40,7 +43,9 @@ const MAX_SCANNED_NEW: usize = 64;
 /// A ledger held in memory.
 #[derive(Debug, Clone, Default)]
 pub struct Ledger {
+    /// Every entry held, retired ones included; positions are not stable ids.
     pub entries: Vec<Entry>,
+    /// The tunables every operation reads.
     pub params: Params,
     /// Recall's term sets ("when prefer") and content-word postings.
     recall_index: RecallIndex,
@@ -126,44 +131,63 @@ pub struct UnknownId(pub String);
 /// What homeostasis did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Homeostasis {
+    /// Entries faded below the floor.
     pub retired: usize,
+    /// Entries pushed out by the cap.
     pub evicted: usize,
+    /// Active entries afterwards.
     pub active: usize,
 }
 
 /// A pair the agent may judge.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Candidate {
+    /// The first entry's id.
     pub a_id: String,
+    /// The second entry's id.
     pub b_id: String,
+    /// The first lesson as "WHEN x -> PREFER y".
     pub a: String,
+    /// The second lesson as "WHEN x -> PREFER y".
     pub b: String,
+    /// Lexical similarity of the triggers, 0 to 1, rounded to 3 places.
     pub trigger_similarity: f64,
+    /// Lexical similarity of the actions, 0 to 1, rounded to 3 places.
     pub action_similarity: f64,
 }
 
 /// One verdict from the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Judgment {
+    /// The first entry's id.
     pub a_id: String,
+    /// The second entry's id; must differ from `a_id`.
     pub b_id: String,
+    /// What the agent decided about the pair.
     pub verdict: Verdict,
 }
 
 /// A judgment that was not applied, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Skipped {
+    /// The judgment's first entry id.
     pub a_id: String,
+    /// The judgment's second entry id.
     pub b_id: String,
+    /// Why it was not applied (an unknown id, an inactive entry, ...).
     pub reason: String,
 }
 
 /// What applying the agent's judgments did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Applied {
+    /// Pairs merged.
     pub merged: usize,
+    /// Contradictions resolved into boundary rules.
     pub contradictions_resolved: usize,
+    /// Pairs judged distinct or sibling: recorded, nothing else done.
     pub distinct: usize,
+    /// Judgments not applied, each with its reason.
     pub skipped: Vec<Skipped>,
 }
 
@@ -172,6 +196,7 @@ fn round3(x: f64) -> f64 {
 }
 
 impl Ledger {
+    /// A ledger over `entries` with empty caches (no vectors yet).
     pub fn new(entries: Vec<Entry>, params: Params) -> Self {
         Ledger {
             entries,
@@ -180,6 +205,7 @@ impl Ledger {
         }
     }
 
+    /// The position of the entry with `id`, whatever its status.
     pub fn index_of(&self, id: &str) -> Result<usize, UnknownId> {
         self.entries
             .iter()
@@ -187,6 +213,7 @@ impl Ledger {
             .ok_or_else(|| UnknownId(id.to_string()))
     }
 
+    /// Entries with status active.
     pub fn active_count(&self) -> usize {
         self.entries
             .iter()

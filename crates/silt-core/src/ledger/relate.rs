@@ -64,7 +64,12 @@ pub enum Decision {
     Apply(Verdict),
     /// The judge leans to a verdict that would retire a lesson but its
     /// probability is under the margin: leave the pair as it is.
-    Hold { verdict: Verdict, probability: f64 },
+    Hold {
+        /// The destructive verdict the judge leans to (merge or contradict).
+        verdict: Verdict,
+        /// The judge's probability for it, below the margin.
+        probability: f64,
+    },
 }
 
 /// The least probability a judge must give "sibling" for the pair to
@@ -101,7 +106,9 @@ pub fn decide(r: &Relation, margin: f64) -> Decision {
 /// A lesson as a judge sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lesson<'a> {
+    /// The trigger ("WHEN ...").
     pub when: &'a str,
+    /// The action ("PREFER ...").
     pub prefer: &'a str,
 }
 

@@ -27,15 +27,18 @@ pub const MAX_NEAR: usize = 3;
 /// One pair for a verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReviewPair {
+    /// The first lesson's id.
     pub a_id: String,
+    /// The second lesson's id.
     pub b_id: String,
     /// "WHEN x → PREFER y".
     pub a: String,
+    /// The second lesson, shown the same way.
     pub b: String,
     /// What the judge suspects: merge or contradict where it gives either
     /// any probability, else its most probable relation.
     pub relation: Verdict,
-    /// The judge's probability for `relation`.
+    /// The judge's probability for `relation`, rounded to 3 places.
     pub probability: f64,
     /// Whether sleep holds this pair: the judge leans to merge or
     /// contradict without clearing the destructive margin.
@@ -45,6 +48,7 @@ pub struct ReviewPair {
 /// A page of pairs, most in need of a verdict first.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReviewPage {
+    /// This page's pairs, at most [`MAX_PAGE`].
     pub pairs: Vec<ReviewPair>,
     /// Undecided pairs after this page.
     pub remaining: usize,

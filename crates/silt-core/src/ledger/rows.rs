@@ -8,6 +8,7 @@
 /// for a cosine off by about 0.003, far inside any cut-off's margin.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Rows {
+    /// Components per row (0 until the first row sets it, for [`Rows::put`]).
     pub dim: usize,
     data: Vec<i8>,
 }
@@ -25,18 +26,22 @@ pub fn quantise(v: &[f32]) -> Vec<i8> {
 }
 
 impl Rows {
+    /// No rows, each to hold `dim` components.
     pub fn new(dim: usize) -> Rows {
         Rows { dim, data: vec![] }
     }
 
+    /// Rows held (0 while `dim` is 0).
     pub fn len(&self) -> usize {
         self.data.len().checked_div(self.dim).unwrap_or(0)
     }
 
+    /// True when no row is held.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Row `i`'s stored components; panics past the end.
     pub fn row(&self, i: usize) -> &[i8] {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }

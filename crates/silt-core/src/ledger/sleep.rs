@@ -27,8 +27,11 @@ use super::twins::Twins;
 /// What one sleep pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct SleepReport {
+    /// Duplicates folded into one.
     pub merged: usize,
+    /// Contradictions turned into boundary rules.
     pub contradictions_resolved: usize,
+    /// Abstracted parents created over siblings.
     pub generalized: usize,
     /// Pairs the judge leaned to merge or contradict without clearing the
     /// destructive margin: left as they were (review them with

@@ -31,12 +31,19 @@ pub const ACTIONS: [&str; 16] = [
 /// One generated lesson; times are whole days before "now".
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lesson {
+    /// The trigger: four to five made-up words.
     pub when: String,
+    /// The action: one of [`ACTIONS`], or "do not" one of them.
     pub prefer: String,
+    /// Stored base confidence, 0.30 to 0.79.
     pub confidence: f64,
+    /// Days before now it was captured (0 to 59).
     pub created_days_ago: u32,
+    /// Days before now it was last confirmed (0 to 29), decay counted from then.
     pub confirmed_days_ago: u32,
+    /// Times recalled (0 to 9).
     pub hit_count: u32,
+    /// Times confirmed (0 to 3).
     pub confirm_count: u32,
 }
 

@@ -4,7 +4,9 @@
 /// A reply to one request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fetched {
+    /// The HTTP status code.
     pub status: u16,
+    /// The response body, as received.
     pub body: Vec<u8>,
 }
 
@@ -94,7 +96,9 @@ impl BackendUsage {
 /// A backend call's hits and usage.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BackendOutcome {
+    /// The hits, in the backend's order.
     pub hits: Vec<super::pool::Hit>,
+    /// What the call cost and how it ended.
     pub usage: BackendUsage,
 }
 

@@ -11,7 +11,9 @@ use super::pool::Hit;
 pub const ENDPOINT: &str = "https://api.search.brave.com/res/v1/web/search";
 /// Hits per request, and pages per query.
 pub const PER_REQUEST: u32 = 20;
+/// The most `offset` pages one query reads.
 pub const MAX_PAGES: u32 = 3;
+/// How long one request may take, in milliseconds.
 pub const REQUEST_TIMEOUT_MS: u64 = 12_000;
 
 /// The URL of page `offset` (0-based) of `count` hits.

@@ -16,6 +16,7 @@ use super::{claude, codex};
 pub struct Exit {
     /// Its exit code; None when a signal ended it.
     pub status: Option<i32>,
+    /// Everything it wrote to stdout.
     pub stdout: String,
     /// The end of its stderr.
     pub stderr: String,
@@ -48,7 +49,9 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 90_000;
 /// The CLIs silt can search through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cli {
+    /// Claude Code (`claude -p`), searching with its WebSearch tool.
     Claude,
+    /// Codex (`codex exec`), searching live.
     Codex,
 }
 

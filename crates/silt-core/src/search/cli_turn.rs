@@ -7,7 +7,9 @@ use super::pool::Hit;
 /// What the user set in the backend's granted environment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
+    /// How long one run of the CLI may take, in milliseconds.
     pub timeout_ms: u64,
+    /// The model the CLI searches with.
     pub model: String,
     /// Codex's reasoning effort (None for Claude).
     pub effort: Option<String>,
@@ -41,5 +43,7 @@ pub struct Parsed {
     pub reply: String,
     /// An error the stream itself reported (a failed turn, an error result).
     pub error: Option<String>,
+    /// What the CLI reported the turn cost, in US dollars (Claude's
+    /// `total_cost_usd`); None when it reports nothing.
     pub cost_usd: Option<f64>,
 }

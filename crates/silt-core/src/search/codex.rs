@@ -12,6 +12,7 @@ use super::pool::Hit;
 /// The cheap model and effort searches run on unless
 /// `SILT_CODEX_SEARCH_MODEL` / `SILT_CODEX_SEARCH_EFFORT` say.
 pub const MODEL: &str = "gpt-6-luna";
+/// The reasoning effort searches run at unless `SILT_CODEX_SEARCH_EFFORT` says.
 pub const EFFORT: &str = "low";
 
 /// The arguments after the program: JSONL events, no git check, nothing

@@ -11,8 +11,11 @@ pub const MIN_PER_VARIANT: u32 = 10;
 /// One search result as a backend returns it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Hit {
+    /// The page's URL, as the backend gave it.
     pub url: String,
+    /// The page's title (transcribed by the model for a CLI's written list).
     pub title: String,
+    /// A short excerpt of the page; empty when the backend gives none.
     pub snippet: String,
     /// The upstream engines that returned it (SearXNG), else empty.
     pub engines: Vec<String>,
@@ -46,6 +49,7 @@ pub fn hits_requested(depth: u32, variants: usize, paging: bool) -> Vec<u32> {
 /// The merged pool and its counts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pool {
+    /// The pool, interleaved, de-duplicated and cut to depth.
     pub hits: Vec<Hit>,
     /// Hits the variants returned, duplicates included.
     pub found: usize,

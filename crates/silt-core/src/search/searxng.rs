@@ -14,9 +14,11 @@ use super::pool::Hit;
 
 /// Pages asked per query by default, and at most.
 pub const DEFAULT_PAGES: u32 = 3;
+/// The most pages a query reads, whatever [`Settings::max_pages`] says.
 pub const MAX_PAGES: u32 = 5;
 /// Per request and per query (all pages), in milliseconds.
 pub const REQUEST_TIMEOUT_MS: u64 = 12_000;
+/// How long one query may take over all its pages and retries, in milliseconds.
 pub const QUERY_DEADLINE_MS: u64 = 30_000;
 
 /// Where and how hard to ask.
@@ -24,12 +26,17 @@ pub const QUERY_DEADLINE_MS: u64 = 30_000;
 pub struct Settings {
     /// The instance, e.g. `http://127.0.0.1:8888` (a path prefix is kept).
     pub base_url: String,
+    /// Pages read at most per query, clamped to 1..=[`MAX_PAGES`].
     pub max_pages: u32,
+    /// How long one request may take, in milliseconds.
     pub request_timeout_ms: u64,
+    /// How long the whole query may take, in milliseconds.
     pub deadline_ms: u64,
 }
 
 impl Settings {
+    /// The defaults for the instance at `base_url` (trimmed, trailing `/`
+    /// dropped).
     pub fn new(base_url: &str) -> Settings {
         Settings {
             base_url: base_url.trim().trim_end_matches('/').to_string(),

@@ -58,6 +58,8 @@ const SOFTWARE_WORDS: &[&str] = &[
 
 /// The most variants a query gets, and the fewest asked for.
 pub const MAX_VARIANTS: usize = 4;
+/// The fewest variants a caller may ask for (fewer may come back when
+/// variants coincide).
 pub const MIN_VARIANTS: usize = 2;
 
 fn words(text: &str) -> Vec<&str> {

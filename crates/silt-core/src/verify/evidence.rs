@@ -24,6 +24,7 @@ pub enum Via {
 }
 
 impl Via {
+    /// The name a passage's `via` reports: `quote` or `overlap`.
     pub fn as_str(self) -> &'static str {
         match self {
             Via::Quote => "quote",
@@ -35,8 +36,11 @@ impl Via {
 /// A stretch of a source, as byte offsets into it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
+    /// First byte, inclusive.
     pub start: usize,
+    /// Last byte, exclusive.
     pub end: usize,
+    /// How the window was chosen.
     pub via: Via,
 }
 

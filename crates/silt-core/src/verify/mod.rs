@@ -15,6 +15,7 @@ pub struct Citation {
     /// An http(s) URL or a file path (relative ones resolve against the
     /// call's base path, on the host).
     pub locator: String,
+    /// Words the claim says the source contains.
     pub quote: Option<String>,
 }
 
@@ -28,6 +29,7 @@ pub enum ClaimKind {
 }
 
 impl ClaimKind {
+    /// `fact` or `recommendation`, as results name it.
     pub fn as_str(self) -> &'static str {
         match self {
             ClaimKind::Fact => "fact",
@@ -48,12 +50,15 @@ impl ClaimKind {
 /// One claim to verify.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
+    /// The claim's text.
     pub claim: String,
     /// Where the claim sits (headings, parent items), to read it by.
     pub claim_context: Option<String>,
+    /// A fact, or a recommendation.
     pub kind: ClaimKind,
     /// For a recommendation: the facts it rests on.
     pub premises: Vec<String>,
+    /// The sources the claim cites.
     pub citations: Vec<Citation>,
     /// True when code, not the author, cut the claim out of a report.
     pub extraction_uncertain: bool,

@@ -7,7 +7,9 @@
 /// exclusive) into the original text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuoteMatch {
+    /// Where the quote begins, in bytes.
     pub start: usize,
+    /// Where it ends, in bytes (exclusive).
     pub end: usize,
 }
 

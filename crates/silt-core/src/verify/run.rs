@@ -15,9 +15,13 @@ use super::{ClaimKind, Record, report};
 
 /// The four ways a passage can bear on a claim, in the order they are offered.
 pub const SUPPORTS_FULLY: &str = "supports_fully";
+/// The passage supports part of the claim.
 pub const PARTIALLY_SUPPORTS: &str = "partially_supports";
+/// The passage says the claim is false.
 pub const CONTRADICTS: &str = "contradicts";
+/// The passage does not bear on the claim.
 pub const DOES_NOT_ADDRESS: &str = "does_not_address";
+/// All four, in the order the judge is offered them.
 pub const VERDICTS: [&str; 4] = [
     SUPPORTS_FULLY,
     PARTIALLY_SUPPORTS,
@@ -37,6 +41,8 @@ pub const JUDGE_CANNOT_CONFIRM: &str = "judge_cannot_confirm";
 
 /// Fitted by the reference's own evaluation (its shipped 0.6 was never refitted).
 pub const DEFAULT_SUPPORT_THRESHOLD: f64 = 0.80;
+/// The `contradicts` probability from which a claim is flagged and relay
+/// blocked, when the caller sets none.
 pub const DEFAULT_CONTRADICT_THRESHOLD: f64 = 0.50;
 /// The most claims one call checks (records, premises and report claims).
 pub const MAX_CLAIMS: usize = 500;
@@ -64,16 +70,23 @@ pub struct Source {
 /// Claims as records or as a report to extract them from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
+    /// Claims as the caller wrote them.
     Records(Vec<Record>),
+    /// A Markdown report (at most [`MAX_REPORT_CHARS`]): sentences, list
+    /// items and table rows become claims, marked extraction-uncertain.
     Report(String),
 }
 
 /// One verify call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerifyRequest {
+    /// The claims, as records or a report.
     pub input: Input,
+    /// The most the call may spend, in US dollars.
     pub budget_usd: f64,
+    /// Full support below this flags the claim.
     pub support_threshold: f64,
+    /// A contradiction at or above this flags the claim and blocks relay.
     pub contradict_threshold: f64,
     /// Whether the judge reads what a passage states (entailment) rather
     /// than which words or topics it shares with a claim (its manifest's
@@ -87,12 +100,15 @@ pub struct VerifyRequest {
 /// One passage the judge read, with its answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Passage {
+    /// The source it was read from.
     pub locator: String,
     /// Character offsets into the source text (end exclusive).
     pub start: u32,
+    /// Where it ends, in characters (exclusive).
     pub end: u32,
     /// `quote` or `overlap`.
     pub via: &'static str,
+    /// What the judge read.
     pub text: String,
     /// The four verdicts' probabilities, in [`VERDICTS`] order; empty when
     /// the budget ran out before this passage was judged.
@@ -102,13 +118,17 @@ pub struct Passage {
 /// A citation as it fared.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CitationCheck {
+    /// The URL or path cited.
     pub locator: String,
+    /// The words the citation quotes, if any.
     pub quote: Option<String>,
     /// None when there was no quote or the source could not be fetched.
     pub quote_found: Option<bool>,
     /// Character offsets of the quote in the source, when found.
     pub quote_start: Option<u32>,
+    /// Where the found quote ends, in characters (exclusive).
     pub quote_end: Option<u32>,
+    /// Whether the source was fetched.
     pub fetched: bool,
 }
 
@@ -119,11 +139,17 @@ pub struct ClaimResult {
     pub record: u32,
     /// For a premise: the recommendation's position in `results`.
     pub premise_of: Option<u32>,
+    /// The claim's text.
     pub claim: String,
+    /// Where the claim sits (headings, parent items), as given.
     pub claim_context: Option<String>,
+    /// A fact, or a recommendation (no verdict of its own).
     pub kind: ClaimKind,
+    /// True when code, not the author, cut the claim out of a report.
     pub extraction_uncertain: bool,
+    /// How each of its citations fared, in order.
     pub citations: Vec<CitationCheck>,
+    /// The passages the judge read for it.
     pub passages: Vec<Passage>,
     /// The passage with the strongest full support (index into `passages`).
     pub best_passage: Option<u32>,
@@ -134,21 +160,28 @@ pub struct ClaimResult {
     pub support: Option<f64>,
     /// The largest `contradicts` probability over all passages.
     pub max_contradicts: Option<f64>,
+    /// Why the claim needs a look (`no_citations`, `fetch_failed`,
+    /// `quote_not_found`, `support_below_threshold`, ...); empty when none.
     pub flags: Vec<&'static str>,
 }
 
 /// A source as fetched.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceCheck {
+    /// The URL or path, as cited.
     pub locator: String,
+    /// sha256 of the raw bytes, hex; None when the fetch failed.
     pub version: Option<String>,
+    /// The text's length in characters (0 when the fetch failed).
     pub chars: u32,
+    /// Why the fetch failed; None when it did not.
     pub error: Option<String>,
 }
 
 /// The result of a verify call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerifyOutcome {
+    /// Every checked claim, each recommendation followed by its premises.
     pub results: Vec<ClaimResult>,
     /// Factual claims by top verdict (and [`UNVERIFIED`]), every key present.
     pub counts: Vec<(&'static str, u32)>,
@@ -157,7 +190,9 @@ pub struct VerifyOutcome {
     /// A factual claim has no fetchable source, or a passage contradicts
     /// one at or above the contradict threshold.
     pub unqualified_factual_relay_blocked: bool,
+    /// Every cited source, each fetched once, in order of first citation.
     pub sources: Vec<SourceCheck>,
+    /// What the call cost.
     pub usage: AskUsage,
 }
 

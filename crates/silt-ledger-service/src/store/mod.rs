@@ -57,7 +57,10 @@ struct Stamped {
 /// An event as stored, with its sequence number.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct StoredEvent {
+    /// The log's number for the event: increasing, never reused (history and
+    /// undo name events by it).
     pub seq: i64,
+    /// The event itself (flattened beside `seq` in JSON).
     #[serde(flatten)]
     pub event: Event,
 }
@@ -66,12 +69,19 @@ pub struct StoredEvent {
 /// backend gives it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventRow {
+    /// The log's number (ignored when the row is appended: the database
+    /// assigns it).
     pub seq: i64,
+    /// When it happened, in Unix seconds.
     pub at: f64,
+    /// The [`silt_core::ledger::events::EventKind`] in snake_case
+    /// (`merged`, `forgotten`, ...).
     pub kind: String,
+    /// The entry acted on first (the survivor, the parent, the winner).
     pub id: String,
     /// JSON array of ids.
     pub others: String,
+    /// Why, in words (the engine's or the caller's).
     pub reason: String,
     /// JSON array of the entries as they were before the event.
     pub before: Option<String>,
@@ -127,8 +137,11 @@ struct Dump {
 /// How many rows of each kind a ledger holds (a copy's check).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Counts {
+    /// Lessons, of any status.
     pub entries: i64,
+    /// Events in the log.
     pub events: i64,
+    /// Stored lesson vectors, over every model.
     pub vectors: i64,
 }
 
@@ -182,7 +195,9 @@ trait Backend: Send {
 
 /// Where a ledger lives.
 pub enum Location<'a> {
+    /// A SQLite file at this path.
     File(&'a Path),
+    /// A PostgreSQL database at this `postgres://` URL.
     Postgres(&'a str),
 }
 
@@ -825,11 +840,15 @@ impl Drop for Store {
 /// A connection of the store's own for reading vectors (see the module's
 /// notes): SQLite's readers never wait for a writer, PostgreSQL's neither.
 pub enum VectorReader {
+    /// A read-only connection to the ledger file.
     Sqlite(rusqlite::Connection),
+    /// A connection of its own to the ledger database.
     Postgres(PgLink),
 }
 
 impl VectorReader {
+    /// Connects to the ledger at `path` (a file, read-only, or a database
+    /// URL).
     pub fn open(path: &Path) -> anyhow::Result<VectorReader> {
         Ok(match Location::of(path) {
             Location::File(p) => {
@@ -845,6 +864,9 @@ impl VectorReader {
         })
     }
 
+    /// `model`'s calibration and those of `keys`
+    /// ([`vector_rows::text_key`]s) it has vectors for; a key with none is
+    /// absent from the map.
     pub fn read(&self, model: &str, keys: Vec<Vec<u8>>) -> anyhow::Result<vector_rows::Stored> {
         match self {
             VectorReader::Postgres(link) => link.vectors(model, keys),

@@ -33,7 +33,9 @@ pub enum Kind {
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(untagged)]
 pub enum ItemId {
+    /// A string, used as it is.
     Text(String),
+    /// A number, used as its decimal text (`7` is the id "7").
     Number(serde_json::Number),
 }
 
@@ -42,11 +44,14 @@ pub enum ItemId {
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(untagged)]
 pub enum ItemInput {
+    /// The item's text; its id is its position in the list.
     Text(String),
+    /// The item's text with an id of its own.
     Object {
         /// Defaults to the item's position in the list.
         #[serde(default)]
         id: Option<ItemId>,
+        /// The item's text.
         text: String,
     },
 }

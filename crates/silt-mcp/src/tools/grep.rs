@@ -58,6 +58,8 @@ pub struct GrepParams {
     pub judge: Option<String>,
 }
 
+/// Runs `sieve_grep` on the folder `params.path` names, as `folders`
+/// allows; `steps` follows its stages for a progress report.
 pub async fn run(
     runtime: &Runtime,
     config: &Config,

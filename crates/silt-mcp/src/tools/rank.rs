@@ -44,6 +44,7 @@ impl RankParams {
     }
 }
 
+/// Runs `sieve_rank` end to end.
 pub async fn run(
     runtime: &Runtime,
     config: &Config,

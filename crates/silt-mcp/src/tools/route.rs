@@ -44,6 +44,7 @@ pub struct RouteParams {
 }
 
 impl RouteParams {
+    /// The engine request, every text trimmed; the engine checks it.
     pub fn to_request(&self) -> RouteRequest {
         RouteRequest {
             ask: self.ask.trim().into(),
@@ -61,6 +62,7 @@ impl RouteParams {
     }
 }
 
+/// Runs `sieve_route` end to end.
 pub async fn run(
     runtime: &Runtime,
     config: &Config,

@@ -53,8 +53,11 @@ pub struct RecallParams {
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(rename_all = "lowercase")]
 pub enum FeedbackParam {
+    /// It worked.
     Positive,
+    /// It did not.
     Negative,
+    /// Not known yet.
     Neutral,
 }
 
@@ -91,12 +94,16 @@ pub struct RelatesToParam {
     pub relation: RelationParam,
 }
 
+/// How a new lesson relates to one already held.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(rename_all = "lowercase")]
 pub enum RelationParam {
+    /// The same lesson said again: they merge.
     Restates,
+    /// The same situation, the opposite action: the new lesson wins and the other retires as its boundary.
     Contradicts,
+    /// A narrower or sharper version: both stay, and sleep never merges or resolves the pair.
     Refines,
 }
 
@@ -174,18 +181,24 @@ pub struct SleepParams {
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct JudgmentParam {
+    /// The first lesson's id, as the review page gave it.
     pub a_id: String,
+    /// The second lesson's id, as the review page gave it.
     pub b_id: String,
     /// merge, contradict or distinct
     pub verdict: VerdictParam,
 }
 
+/// A verdict on a reviewed pair.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(rename_all = "lowercase")]
 pub enum VerdictParam {
+    /// The same lesson: fold them into one.
     Merge,
+    /// Opposite actions for one situation: the stronger is kept.
     Contradict,
+    /// Different lessons: both stay, and the pair is not offered again until one changes.
     Distinct,
 }
 
@@ -372,6 +385,7 @@ impl LedgerTools {
         }))
     }
 
+    /// sediment_recall: fires the top `k` active lessons for `context`.
     pub async fn recall(&self, args: Map<String, Value>) -> ToolOutcome {
         let p: RecallParams = parse(args)?;
         let context = text("context", &p.context, 2000).map_err(ToolError::invalid)?;
@@ -384,6 +398,9 @@ impl LedgerTools {
         Ok(json!({"ok": true, "count": rows.len(), "heuristics": rows}))
     }
 
+    /// sediment_capture: stores a lesson (settling its `relates_to`, or
+    /// asking about near lessons), then sleeps when the pressure is past
+    /// the threshold.
     pub async fn capture(self: &Arc<Self>, args: Map<String, Value>) -> ToolOutcome {
         let p: CaptureParams = parse(args)?;
         let when = text("when", &p.when, MAX_TEXT_CHARS).map_err(ToolError::invalid)?;
@@ -657,6 +674,7 @@ impl LedgerTools {
         }))
     }
 
+    /// sediment_confirm, or sediment_contradict when `contradict`.
     pub async fn feedback(&self, args: Map<String, Value>, contradict: bool) -> ToolOutcome {
         let p: IdParams = parse(args)?;
         let id = text("id", &p.id, MAX_ID_CHARS).map_err(ToolError::invalid)?;
@@ -670,6 +688,8 @@ impl LedgerTools {
         Ok(json!({"ok": true, "updated": view(&e, now)}))
     }
 
+    /// sediment_consolidate: decay, retire lessons below the floor, evict
+    /// over the cap.
     pub async fn consolidate(&self, args: Map<String, Value>) -> ToolOutcome {
         let _: NoParams = parse(args)?;
         let h = self
@@ -681,6 +701,7 @@ impl LedgerTools {
         Ok(json!({"ok": true, "retired": h.retired, "evicted": h.evicted, "active": h.active}))
     }
 
+    /// sediment_sleep: merge, resolve and abstract with the chosen judge.
     pub async fn sleep(&self, args: Map<String, Value>) -> ToolOutcome {
         self.sleep_counting(args, None).await
     }
@@ -823,6 +844,8 @@ impl LedgerTools {
         }))
     }
 
+    /// sediment_review_candidates: a page of undecided pairs and how many
+    /// remain.
     pub async fn review(&self, args: Map<String, Value>) -> ToolOutcome {
         let p: ReviewParams = parse(args)?;
         let limit = range("limit", p.limit, 1, 50)?;
@@ -849,6 +872,8 @@ impl LedgerTools {
         )
     }
 
+    /// sediment_apply_judgments: applies 1 to 100 verdicts, reporting each
+    /// one skipped.
     pub async fn apply(&self, args: Map<String, Value>) -> ToolOutcome {
         let p: ApplyParams = parse(args)?;
         if p.judgments.is_empty() || p.judgments.len() > 100 {
@@ -889,6 +914,8 @@ impl LedgerTools {
         )
     }
 
+    /// sediment_stats: counts and entries by effective confidence, with the
+    /// log's telemetry when asked.
     pub async fn stats(&self, args: Map<String, Value>) -> ToolOutcome {
         let p: StatsParams = parse(args)?;
         let limit = range("limit", p.limit, 1, 500)?;

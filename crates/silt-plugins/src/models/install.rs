@@ -26,7 +26,12 @@ pub enum Source {
     /// file, or a `.gguf` file.
     Folder(PathBuf),
     /// One GGUF file of any Hugging Face repository (branch `main`).
-    HubFile { repo: String, file: String },
+    HubFile {
+        /// The repository, `owner/name`.
+        repo: String,
+        /// The file's path in the repository; its name must end in `.gguf`.
+        file: String,
+    },
 }
 
 /// The first bytes of every GGUF file.
@@ -88,8 +93,11 @@ fn file_name(path: &str) -> Result<String> {
 /// What an install did.
 #[derive(Debug, serde::Serialize)]
 pub struct Installed {
+    /// The model's name, as asked for.
     pub name: String,
+    /// Its folder in the models dir.
     pub path: PathBuf,
+    /// Where it came from, in words (`PyPI <wheel>`, `folder <path>`, …).
     pub source: String,
     /// sha256 of each file, by name.
     pub files: BTreeMap<String, String>,

@@ -14,6 +14,7 @@ pub struct Basics {
 }
 
 impl Basics {
+    /// The basics of plugin `plugin`.
     pub fn new(plugin: &str) -> Self {
         Basics {
             plugin: plugin.to_string(),

@@ -73,6 +73,8 @@ pub struct ExecGrants {
 }
 
 impl ExecGrants {
+    /// The programs `manifest` grants, within its wall-clock limit; no fallback
+    /// variable until a call sets one.
     pub fn new(manifest: &Manifest) -> Self {
         ExecGrants {
             plugin: manifest.plugin.name.clone(),

@@ -67,6 +67,7 @@ pub struct Files {
 }
 
 impl Files {
+    /// The folder this call may walk (None: none), each read counted as progress.
     pub fn new(repo: Option<RepoGrant>, progress: Progress) -> Self {
         Files { repo, progress }
     }

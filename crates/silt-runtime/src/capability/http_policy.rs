@@ -18,6 +18,8 @@ pub struct HttpPolicy {
 }
 
 impl HttpPolicy {
+    /// A policy of `granted` entries, `name` or `name:port` (`env:` entries
+    /// already replaced: [`super::wasi::http_grants`]).
     pub fn new(granted: &[String]) -> Self {
         HttpPolicy {
             granted: Arc::new(granted.iter().map(|h| h.to_ascii_lowercase()).collect()),
@@ -80,6 +82,7 @@ impl HttpPolicy {
 
 /// The wasi-http hooks that apply a plugin's [`HttpPolicy`].
 pub struct PolicyHooks {
+    /// The policy every request is checked against.
     pub policy: HttpPolicy,
 }
 

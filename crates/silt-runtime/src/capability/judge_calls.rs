@@ -118,9 +118,11 @@ pub struct JudgeCalls {
     pub vectors: Option<Arc<dyn VectorKeeper>>,
     /// Lesson pairs related so far, when someone watches a sleep pass.
     pub related_pairs: Option<Arc<AtomicU64>>,
+    /// Where judged items are counted as steps.
     pub progress: Progress,
     /// Calls actually made to the judge, and items the cache answered.
     pub calls: u32,
+    /// Items the answer cache answered, so the judge was not asked them.
     pub cache_hits: u32,
     /// The `relating-ahead` calls this store's engine started, by the
     /// handle's number, and the next number.

@@ -20,6 +20,7 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// Progress reported to `stages`; None: nobody watches.
     pub fn new(stages: Option<Arc<Stages>>) -> Self {
         Progress { stages }
     }

@@ -83,7 +83,9 @@ pub struct SearchAhead {
     /// came back, and those the engine took back before they began (the
     /// rest failed: the engine searched those and these itself).
     pub handed_over: Arc<AtomicU32>,
+    /// Searches whose answers came back (see `handed_over`).
     pub answered: Arc<AtomicU32>,
+    /// Searches the engine took back before they began (see `handed_over`).
     pub taken_back: Arc<AtomicU32>,
     /// Cores this machine has: with one, there is none to spare.
     cores: usize,

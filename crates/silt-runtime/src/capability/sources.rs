@@ -19,6 +19,8 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// Fetches for engine `plugin` through `fetcher` (None: every fetch is
+    /// refused), each counted as progress.
     pub fn new(plugin: &str, fetcher: Option<Arc<SourceFetcher>>, progress: Progress) -> Self {
         Sources {
             plugin: plugin.to_string(),

@@ -103,6 +103,7 @@ pub struct Wasi {
 }
 
 impl Wasi {
+    /// This store's WASI context and resource table.
     pub fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
             ctx: &mut self.ctx,
@@ -110,6 +111,7 @@ impl Wasi {
         }
     }
 
+    /// This store's `wasi:http` context; every request passes its [`HttpPolicy`].
     pub fn http(&mut self) -> WasiHttpCtxView<'_> {
         WasiHttpCtxView {
             ctx: &mut self.http,
