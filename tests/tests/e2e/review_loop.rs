@@ -209,10 +209,10 @@ struct Item {
     lessons: Vec<(String, String)>,
 }
 
-fn items(split: &str) -> Vec<Item> {
+fn items(set: &[&str], split: &str) -> Vec<Item> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/eval");
     let mut out = Vec::new();
-    for file in ["ledger-pairs.jsonl", "ledger-clusters.jsonl"] {
+    for file in set {
         for line in std::fs::read_to_string(root.join(file)).unwrap().lines() {
             let v: Value = serde_json::from_str(line).unwrap();
             if v["split"] != split {
@@ -226,7 +226,12 @@ fn items(split: &str) -> Vec<Item> {
             };
             let lessons = match v.get("lessons") {
                 Some(ls) => ls.as_array().unwrap().iter().map(lesson).collect(),
-                None => vec![lesson(&v["a"]), lesson(&v["b"])],
+                // a pair, or a lesson alone ("single")
+                None => [&v["a"], &v["b"]]
+                    .into_iter()
+                    .filter(|l| !l.is_null())
+                    .map(lesson)
+                    .collect(),
             };
             out.push(Item {
                 label: v["label"].as_str().unwrap().to_string(),
@@ -272,10 +277,10 @@ fn key(a: Text, b: Text) -> (Text, Text) {
     if a < b { (a, b) } else { (b, a) }
 }
 
-async fn review_loop(split: &str) -> Figures {
+async fn review_loop(set: &[&str], split: &str) -> Figures {
     let home = tempfile::tempdir().unwrap();
     let client = ().serve(server(home.path())).await.unwrap();
-    let items = items(split);
+    let items = items(set, split);
     // The set says some lessons in more than one item (a merge and a
     // compatible pair on one base lesson). Captured once per item, the
     // copies are one lesson said twice: a perfect agent merges them, and
@@ -429,14 +434,14 @@ async fn review_loop(split: &str) -> Figures {
 
 /// Runs the loop on both splits, prints the figures, and gives the
 /// targets each split missed.
-async fn figures_and_misses() -> Vec<String> {
+async fn figures_and_misses(set: &[&str]) -> Vec<String> {
     let mut misses = Vec::new();
     for split in ["dev", "test"] {
-        let f = review_loop(split).await;
+        let f = review_loop(set, split).await;
         let share = |n: usize| n as f64 / f.positives.max(1) as f64;
         let per_lesson = f.pairs_offered as f64 / f.lessons as f64;
         println!(
-            "review loop, {split}: {} lessons, {} merge+contradict pairs; offered {}/{} ({:.0}%), \
+            "review loop on {set:?}, {split}: {} lessons, {} merge+contradict pairs; offered {}/{} ({:.0}%), \
              {} in the first 4 pages ({:.0}%, beside {} copies of one text); {} pairs offered over {} pages ({per_lesson:.2} a \
              lesson, largest page {} chars); F1 merge {:.2}, contradict {:.2}",
             f.lessons,
@@ -485,6 +490,10 @@ async fn figures_and_misses() -> Vec<String> {
             format!("{per_lesson:.2} pairs offered a lesson > 1.5"),
             per_lesson <= 1.5,
         );
+        miss(
+            format!("{:.2} in the first 4 pages < 0.8", share(f.offered_early)),
+            share(f.offered_early) >= 0.8,
+        );
     }
     misses
 }
@@ -501,6 +510,34 @@ async fn figures_and_misses() -> Vec<String> {
 /// (docs/JUDGES.md, "Review pages").
 #[tokio::test]
 async fn the_review_loop_reaches_its_targets() {
-    let misses = figures_and_misses().await;
-    assert!(misses.is_empty(), "targets missed: {misses:?}");
+    let misses = figures_and_misses(&["ledger-pairs.jsonl", "ledger-clusters.jsonl"]).await;
+    let not_first_pages: Vec<_> = misses
+        .iter()
+        .filter(|m| !m.contains("first 4 pages"))
+        .collect();
+    assert!(not_first_pages.is_empty(), "targets missed: {misses:?}");
+}
+
+/// The same loop on a ledger-shaped set (docs/eval/ledger-review.jsonl):
+/// 152 lessons a split in which every duplicate and contradiction is
+/// labelled and no other pair is one, so every target can be measured,
+/// the first pages included. Its paraphrases share few words on purpose.
+/// What the default set-up reaches there is printed. It meets the page
+/// size, the pairs a lesson and contradict F1, which this test holds; it
+/// misses the merges whose wording shares almost nothing (potion ranks
+/// them 5th to 44th nearest), so offered, merge F1 and the first pages
+/// fall short (docs/JUDGES.md, "Review pages").
+#[tokio::test]
+async fn the_review_loop_on_a_ledger_with_every_relation_labelled() {
+    let misses = figures_and_misses(&["ledger-review.jsonl"]).await;
+    println!("targets missed on the ledger-shaped set: {misses:?}");
+    let held: Vec<_> = misses
+        .iter()
+        .filter(|m| {
+            m.contains("largest page")
+                || m.contains("pairs offered a lesson")
+                || m.contains("F1 contradict")
+        })
+        .collect();
+    assert!(held.is_empty(), "targets missed: {misses:?}");
 }
