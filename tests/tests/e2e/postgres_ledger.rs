@@ -477,3 +477,13 @@ async fn a_lock_wait_that_times_out_leaves_the_connection_usable() {
     client.cancel().await.unwrap();
     assert_eq!(count(&db.url, "SELECT COUNT(*) FROM entries"), 2);
 }
+
+/// The event log finds a lesson by its exact id on PostgreSQL too (an id
+/// holding `_` or `%` picks up no other lesson's events, and undo's check
+/// for later steps is not fooled), the same check SQLite's unit test runs.
+#[test]
+fn the_event_log_matches_ids_exactly() {
+    let db = database();
+    let mut store = silt_ledger_service::store::Store::open(std::path::Path::new(&db.url)).unwrap();
+    silt_ledger_service::store::check_events_match_ids_exactly(&mut store);
+}

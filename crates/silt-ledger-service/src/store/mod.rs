@@ -902,6 +902,35 @@ impl VectorReader {
     }
 }
 
+/// Checks that the event log finds an entry by its exact id only: an id
+/// holding `_` or `%` (wildcards to SQL's LIKE) or a prefix of another id
+/// must not pick up that other entry's events. Run on each backend (the
+/// SQLite unit tests, the PostgreSQL end-to-end tests); panics on a miss.
+#[doc(hidden)]
+pub fn check_events_match_ids_exactly(store: &mut Store) {
+    use silt_core::ledger::events::{Event, EventKind};
+    let at = 1.0e9;
+    store.begin_write().unwrap();
+    store
+        .commit(
+            &[],
+            &[
+                Event::new(at, EventKind::Merged, "keep", vec!["abc".into()], "x"),
+                Event::new(at, EventKind::Merged, "keep2", vec!["a%c-long".into()], "y"),
+            ],
+        )
+        .unwrap();
+    let kinds = |id| store.history(Some(id), 10).unwrap().len();
+    assert_eq!(kinds("abc"), 1, "the id itself");
+    assert_eq!(kinds("a_c"), 0, "`_` is not a wildcard");
+    assert_eq!(kinds("a%c"), 0, "`%` is not a wildcard");
+    assert_eq!(kinds("a%c-long"), 1);
+    assert_eq!(kinds("ab"), 0, "a prefix is not the id");
+    assert!(store.touched_after(0, "abc").unwrap());
+    assert!(!store.touched_after(0, "a_c").unwrap());
+    assert!(!store.touched_after(0, "a%").unwrap());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -945,6 +974,13 @@ mod tests {
         store.keep_pressure(&p).unwrap();
         store.commit(&[], &[]).unwrap();
         assert_eq!(store.pressure().unwrap(), None);
+    }
+
+    #[test]
+    fn events_match_ids_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("ledger.db")).unwrap();
+        check_events_match_ids_exactly(&mut store);
     }
 
     /// What a read would refuse is never written: the call that made it

@@ -615,7 +615,8 @@ impl Backend for PgDb {
         self.run(move |c| {
             Ok(c.query(
                 "SELECT seq, at, kind, id, others, reason, NULL::text FROM events
-                 WHERE $1::text IS NULL OR id = $1 OR others LIKE '%\"' || $1 || '\"%'
+                 WHERE $1::text IS NULL OR id = $1
+                    OR (strpos(others, $1) > 0 AND others::jsonb @> jsonb_build_array($1::text))
                  ORDER BY seq DESC LIMIT $2",
                 &[&id, &limit],
             )?
@@ -642,7 +643,8 @@ impl Backend for PgDb {
         self.run(move |c| {
             Ok(c.query(
                 "SELECT EXISTS(SELECT 1 FROM events WHERE seq > $1
-                     AND (id = $2 OR others LIKE '%\"' || $2 || '\"%'))",
+                     AND (id = $2 OR (strpos(others, $2) > 0
+                          AND others::jsonb @> jsonb_build_array($2::text))))",
                 &[&seq, &id],
             )?[0]
                 .get(0))

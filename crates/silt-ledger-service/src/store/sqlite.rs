@@ -216,7 +216,9 @@ impl Backend for SqliteDb {
     fn events(&self, id: Option<&str>, limit: usize) -> Result<Vec<EventRow>> {
         let mut stmt = self.conn.prepare(
             "SELECT seq, at, kind, id, others, reason, NULL FROM events
-             WHERE ?1 IS NULL OR id = ?1 OR others LIKE '%\"' || ?1 || '\"%'
+             WHERE ?1 IS NULL OR id = ?1
+                OR (instr(others, ?1) > 0
+                    AND EXISTS (SELECT 1 FROM json_each(others) WHERE value = ?1))
              ORDER BY seq DESC LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![id, limit as i64], event_row)?;
@@ -238,7 +240,8 @@ impl Backend for SqliteDb {
     fn touched_after(&self, seq: i64, id: &str) -> Result<bool> {
         Ok(self.conn.query_row(
             "SELECT EXISTS(SELECT 1 FROM events WHERE seq > ?1
-                 AND (id = ?2 OR others LIKE '%\"' || ?2 || '\"%'))",
+                 AND (id = ?2 OR (instr(others, ?2) > 0
+                      AND EXISTS (SELECT 1 FROM json_each(others) WHERE value = ?2))))",
             params![seq, id],
             |r| r.get::<_, bool>(0),
         )?)
