@@ -338,7 +338,16 @@ fn check_files(
         if *source == Source::Hub && matches!(expected.name, "config.json" | "tokenizer.json") {
             continue;
         }
-        let got = &files[expected.name];
+        // a known name with a source that lacks one of its files (one
+        // GGUF file from the hub, say) is refused, not a panic
+        let Some(got) = files.get(expected.name) else {
+            bail!(
+                "'{name}' is a catalog model and this source has no {} for it; nothing was \
+                 installed: drop --hub/--file to install the catalog's files, or give the \
+                 model another name",
+                expected.name
+            );
+        };
         if got != expected.sha256 {
             bail!(
                 "{} of model '{name}' has sha256 {got}, expected {}; nothing was installed",
@@ -555,5 +564,31 @@ mod tests {
             .await
             .unwrap_err();
         assert!(format!("{err:#}").contains("not a model name"));
+    }
+
+    /// A catalog name installed from one hub GGUF file lacks the
+    /// catalog's other files: a clear refusal naming one, never a panic.
+    #[test]
+    fn a_catalog_name_from_a_source_missing_its_files_is_refused() {
+        let known = catalog::find("minilm").unwrap();
+        let source = Source::HubFile {
+            repo: "someone/model".into(),
+            file: "x.gguf".into(),
+        };
+        let files = BTreeMap::from([("x.gguf".to_string(), "00".repeat(32))]);
+        let err = check_files("minilm", Some(known), &source, &files)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("catalog model") && err.contains("nothing was"),
+            "{err}"
+        );
+        // the catalog's own files, all present and matching, pass
+        let all = known
+            .files
+            .iter()
+            .map(|f| (f.name.to_string(), f.sha256.to_string()))
+            .collect();
+        check_files("minilm", Some(known), &Source::Pypi, &all).unwrap();
     }
 }
