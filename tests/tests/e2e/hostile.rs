@@ -250,7 +250,7 @@ async fn a_judge_failing_in_a_sleep_pass_is_plugin_failed() {
         .sleep(args(json!({"judge": "cramped"})))
         .await
         .expect_err("a judge that cannot start relates nothing");
-    assert_eq!(err.code, "plugin_failed", "{err:?}");
+    assert_eq!(err.code.as_str(), "plugin_failed", "{err:?}");
     let stats = tools.stats(args(json!({}))).await.unwrap();
     assert_eq!(stats["active"], 2, "nothing changed: {stats}");
 }

@@ -6,13 +6,53 @@ use serde_json::{Map, Value, json};
 
 use silt_runtime::CallError;
 
+/// What kind of failure a tool call met: the `code` an agent branches on.
+/// Stable: a new kind is added, an existing one never renamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The arguments do not fit the tool's schema or ranges.
+    InvalidArguments,
+    /// The arguments fit the schema, but the request cannot be run as
+    /// asked (an empty list, a judge that cannot do the question).
+    InvalidRequest,
+    /// No installed plugin has the name asked for.
+    UnknownPlugin,
+    /// The judge failed to answer (a server down, an answer out of shape).
+    JudgeFailed,
+    /// A plugin broke its sandbox's limits or trapped.
+    PluginFailed,
+    /// silt could not set the call up (a model missing, a cache unwritable).
+    SetupFailed,
+    /// The ledger's store or engine refused or failed.
+    LedgerFailed,
+}
+
+impl ErrorCode {
+    /// The code as the JSON answer spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidArguments => "invalid_arguments",
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::UnknownPlugin => "unknown_plugin",
+            ErrorCode::JudgeFailed => "judge_failed",
+            ErrorCode::PluginFailed => "plugin_failed",
+            ErrorCode::SetupFailed => "setup_failed",
+            ErrorCode::LedgerFailed => "ledger_failed",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A failed tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
-    /// Stable and machine-readable: `invalid_arguments`, `invalid_request`,
-    /// `unknown_plugin`, `judge_failed`, `plugin_failed`, `setup_failed`,
-    /// `ledger_failed`.
-    pub code: &'static str,
+    /// Stable and machine-readable (see [`ErrorCode`]).
+    pub code: ErrorCode,
     /// What went wrong, for a person.
     pub message: String,
     /// What to do about it, when there is something to say.
@@ -23,7 +63,7 @@ impl ToolError {
     /// The arguments do not fit the tool's schema or ranges.
     pub fn invalid(message: impl Into<String>) -> Self {
         ToolError {
-            code: "invalid_arguments",
+            code: ErrorCode::InvalidArguments,
             message: message.into(),
             hint: Some("the tool's input schema lists every field and its range".into()),
         }
@@ -31,7 +71,7 @@ impl ToolError {
 
     /// The body of a tool-error result.
     pub fn to_json(&self) -> Value {
-        let mut error = json!({"code": self.code, "message": self.message});
+        let mut error = json!({"code": self.code.as_str(), "message": self.message});
         if let Some(hint) = &self.hint {
             error["hint"] = json!(hint);
         }
@@ -66,7 +106,7 @@ pub fn parse_args<T: serde::de::DeserializeOwned>(
 impl From<String> for ToolError {
     fn from(message: String) -> Self {
         ToolError {
-            code: "ledger_failed",
+            code: ErrorCode::LedgerFailed,
             message,
             hint: None,
         }
@@ -87,17 +127,17 @@ impl From<anyhow::Error> for ToolError {
 impl From<CallError> for ToolError {
     fn from(e: CallError) -> Self {
         let (code, hint) = match &e {
-            CallError::InvalidRequest(_) => ("invalid_request", None),
+            CallError::InvalidRequest(_) => (ErrorCode::InvalidRequest, None),
             CallError::Unknown(_) => (
-                "unknown_plugin",
+                ErrorCode::UnknownPlugin,
                 Some("`silt plugins list` shows the installed plugins".to_string()),
             ),
             CallError::JudgeFailed(_) => (
-                "judge_failed",
+                ErrorCode::JudgeFailed,
                 Some("retry, or pass another `judge`".to_string()),
             ),
-            CallError::Plugin(_) => ("plugin_failed", None),
-            CallError::Setup(_) => ("setup_failed", None),
+            CallError::Plugin(_) => (ErrorCode::PluginFailed, None),
+            CallError::Setup(_) => (ErrorCode::SetupFailed, None),
         };
         ToolError {
             code,

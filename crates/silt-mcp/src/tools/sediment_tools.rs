@@ -182,8 +182,10 @@ pub struct SleepParams {
 #[serde(deny_unknown_fields)]
 pub struct JudgmentParam {
     /// The first lesson's id, as the review page gave it.
+    #[serde(deserialize_with = "crate::tools::schema::id")]
     pub a_id: String,
     /// The second lesson's id, as the review page gave it.
+    #[serde(deserialize_with = "crate::tools::schema::id")]
     pub b_id: String,
     /// merge, contradict or distinct
     pub verdict: VerdictParam,
@@ -216,7 +218,7 @@ pub struct ApplyParams {
 #[schemars(transform = crate::tools::schema::portable)]
 #[serde(deny_unknown_fields)]
 pub struct StatsParams {
-    /// Include retired (and dormant) entries (default false).
+    /// Include retired entries (default false); dormant ones are always listed.
     #[serde(default)]
     pub include_retired: bool,
     /// At most this many entries, 1 to 500 (default 50).
@@ -720,7 +722,7 @@ impl LedgerTools {
         let loaded = self.runtime.judge(&judge).await.map_err(ToolError::from)?;
         if !loaded.can_relate() {
             return Err(ToolError {
-                code: "invalid_request",
+                code: crate::tools::error::ErrorCode::InvalidRequest,
                 message: format!(
                     "judge '{judge}' cannot relate lessons (it does not export silt:judge/relations)"
                 ),
@@ -1034,6 +1036,19 @@ fn drift(store: &Store) -> anyhow::Result<Vec<Value>> {
 mod tests {
     use super::*;
     use silt_core::ledger::Status;
+
+    /// A verdict's ids are read as every other id argument is: an
+    /// all-digit id a client parsed into a number comes back as its digits.
+    #[test]
+    fn a_verdict_takes_ids_a_client_parsed_as_numbers() {
+        let j: JudgmentParam = serde_json::from_value(
+            serde_json::json!({"a_id": 123, "b_id": "b7", "verdict": "distinct"}),
+        )
+        .unwrap();
+        assert_eq!((j.a_id.as_str(), j.b_id.as_str()), ("123", "b7"));
+        let fraction = serde_json::json!({"a_id": 1.5, "b_id": "b7", "verdict": "merge"});
+        assert!(serde_json::from_value::<JudgmentParam>(fraction).is_err());
+    }
 
     /// Ledger tools on a ledger in `dir`, auto-sleep at `pressure`.
     fn tools_in(dir: &std::path::Path, pressure: f64) -> Arc<LedgerTools> {
