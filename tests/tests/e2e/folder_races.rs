@@ -4,7 +4,7 @@
 //! devices while grep walks. Nothing outside the roots is read, and the
 //! server never stops answering.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -12,30 +12,6 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use silt_e2e::http::serve_http;
 use silt_e2e::mcp::{call, serve, text_of};
-
-/// Exchanges `a` and `b` (a folder and a symlink) with `renameat2` as fast
-/// as it can until `stop`; returns how many exchanges it made.
-fn swapper(a: PathBuf, b: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
-    std::thread::spawn(move || {
-        let a = std::ffi::CString::new(a.to_str().unwrap()).unwrap();
-        let b = std::ffi::CString::new(b.to_str().unwrap()).unwrap();
-        let mut swaps = 0;
-        while !stop.load(Ordering::Relaxed) {
-            // SAFETY: two valid C strings; the call only renames
-            let r = unsafe {
-                libc::renameat2(
-                    libc::AT_FDCWD,
-                    a.as_ptr(),
-                    libc::AT_FDCWD,
-                    b.as_ptr(),
-                    libc::RENAME_EXCHANGE,
-                )
-            };
-            swaps += u64::from(r == 0);
-        }
-        swaps
-    })
-}
 
 /// The probe's attack on the shared server: with `[server] roots` set,
 /// the base folder that grep and verify name is swapped, atomically and
@@ -71,7 +47,8 @@ async fn swapping_the_base_folder_never_reads_outside_the_roots() {
     let base = root.join("base").display().to_string();
 
     let stop = Arc::new(AtomicBool::new(false));
-    let swaps = swapper(root.join("base"), root.join("base.link"), stop.clone());
+    let swaps =
+        silt_files::beneath::swap_until(root.join("base"), root.join("base.link"), stop.clone());
     let (calls, refused, answered) = (
         Arc::new(AtomicUsize::new(0)),
         Arc::new(AtomicUsize::new(0)),
