@@ -26,7 +26,10 @@ import json, os, re, sys, time
 
 name = os.path.basename(sys.argv[0])
 args = sys.argv[1:]
-rec = os.path.join(os.environ["FAKE_RECORD"], "%s.%d" % (name, os.getpid()))
+# Start time first, so the records sort in the order the runs began; a
+# pid alone wraps and sorts as text ("9999" after "10000").
+stamp = "%020d-%d" % (time.time_ns(), os.getpid())
+rec = os.path.join(os.environ["FAKE_RECORD"], "%s.%s" % (name, stamp))
 open(rec + ".args", "w").write(json.dumps(args))
 open(rec + ".env", "w").write("\n".join("%s=%s" % kv for kv in os.environ.items()))
 open(rec + ".cwd", "w").write(os.getcwd())
@@ -141,7 +144,7 @@ impl StandIn {
     /// Every recorded run of `name`: (args, env, cwd, stdin).
     fn runs(&self, name: &str) -> Vec<(Vec<String>, String, String, String)> {
         let record = self.dir.path().join("record");
-        let mut pids: Vec<String> = std::fs::read_dir(&record)
+        let mut stamps: Vec<String> = std::fs::read_dir(&record)
             .unwrap()
             .filter_map(|e| {
                 let f = e.unwrap().file_name().to_string_lossy().to_string();
@@ -150,17 +153,19 @@ impl StandIn {
                     .map(str::to_string)
             })
             .collect();
-        pids.sort();
-        let read = |pid: &str, ext: &str| {
-            std::fs::read_to_string(record.join(format!("{name}.{pid}.{ext}"))).unwrap_or_default()
+        stamps.sort();
+        let read = |stamp: &str, ext: &str| {
+            std::fs::read_to_string(record.join(format!("{name}.{stamp}.{ext}")))
+                .unwrap_or_default()
         };
-        pids.iter()
-            .map(|pid| {
+        stamps
+            .iter()
+            .map(|stamp| {
                 (
-                    serde_json::from_str(&read(pid, "args")).unwrap(),
-                    read(pid, "env"),
-                    read(pid, "cwd"),
-                    read(pid, "stdin"),
+                    serde_json::from_str(&read(stamp, "args")).unwrap(),
+                    read(stamp, "env"),
+                    read(stamp, "cwd"),
+                    read(stamp, "stdin"),
                 )
             })
             .collect()

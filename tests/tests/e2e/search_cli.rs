@@ -18,7 +18,8 @@ use silt_e2e::search_chain;
 const FAKE: &str = r#"#!/bin/sh
 name=$(basename "$0")
 upper=$(echo "$name" | tr a-z A-Z)
-rec="$FAKE_RECORD/$name.$$"
+# start time first, so records sort in the order the runs began
+rec="$FAKE_RECORD/$name.$(date +%s%N).$$"
 printf '%s\n' "$@" > "$rec.args"
 env > "$rec.env"
 pwd > "$rec.cwd"
