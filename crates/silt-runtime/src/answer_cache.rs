@@ -1,6 +1,6 @@
 //! The answer cache: a judge's validated answer to one item of one
-//! question, kept in SQLite so asking again (or grep over unchanged files)
-//! costs no judge call. Keyed on sha256 of (judge name, judge version,
+//! question (and a model judge's relation of two lessons), kept in SQLite
+//! so asking again (or grep over unchanged files) costs no judge call. Keyed on sha256 of (judge name, judge version,
 //! question, kind, criteria, item text), NUL-separated so ("a","b") and
 //! ("ab","") differ. Shared safely by concurrent processes (WAL, a busy
 //! timeout, one statement per write).
@@ -93,8 +93,55 @@ impl AnswerCache {
         hex::encode(h.finalize())
     }
 
+    /// The key of the relation between lessons `a` and `b` (each (when,
+    /// prefer), in this order) as `judge` built as `build` relates them.
+    pub fn relation_key(
+        judge: &JudgeInfo,
+        build: &str,
+        a: (&str, &str),
+        b: (&str, &str),
+    ) -> String {
+        let mut h = Sha256::new();
+        let mut parts: Vec<&str> = vec![&judge.name, &judge.version];
+        if !build.is_empty() {
+            parts.push(build);
+        }
+        // a tag no question's text can take the place of: a question's
+        // parts are followed by its kind, never by four lesson texts
+        parts.extend(["relate", a.0, a.1, b.0, b.1]);
+        for p in parts {
+            h.update(p.as_bytes());
+            h.update([0u8]);
+        }
+        hex::encode(h.finalize())
+    }
+
     /// The cached answer for each key (None: not cached, or unreadable).
     pub fn get(&self, keys: &[String]) -> Vec<Option<Answer>> {
+        self.get_texts(keys)
+            .into_iter()
+            .map(|t| t.and_then(|text| answer_from_json(&text)))
+            .collect()
+    }
+
+    /// The cached relation (merge, contradict, sibling, distinct) for each
+    /// key of [`AnswerCache::relation_key`].
+    pub fn get_relations(&self, keys: &[String]) -> Vec<Option<[f64; 4]>> {
+        self.get_texts(keys)
+            .into_iter()
+            .map(|t| {
+                let v: Value = serde_json::from_str(&t?).ok()?;
+                let p: Vec<f64> = v["relation"]
+                    .as_array()?
+                    .iter()
+                    .map(Value::as_f64)
+                    .collect::<Option<_>>()?;
+                p.try_into().ok()
+            })
+            .collect()
+    }
+
+    fn get_texts(&self, keys: &[String]) -> Vec<Option<String>> {
         let Ok(conn) = self.conn.lock() else {
             return vec![None; keys.len()];
         };
@@ -107,13 +154,32 @@ impl AnswerCache {
                     .optional()
                     .ok()
                     .flatten()
-                    .and_then(|text| answer_from_json(&text))
             })
             .collect()
     }
 
     /// Stores validated answers; a failure to store is logged, not fatal.
     pub fn put(&self, entries: &[(String, Answer)]) {
+        let texts: Vec<(&str, String)> = entries
+            .iter()
+            .map(|(k, a)| (k.as_str(), answer_to_json(a).to_string()))
+            .collect();
+        self.put_texts(&texts);
+    }
+
+    /// Stores relations that are probabilities (the caller checks).
+    pub fn put_relations(&self, entries: &[(String, [f64; 4])]) {
+        let texts: Vec<(&str, String)> = entries
+            .iter()
+            .map(|(k, p)| (k.as_str(), json!({ "relation": p }).to_string()))
+            .collect();
+        self.put_texts(&texts);
+    }
+
+    fn put_texts(&self, entries: &[(&str, String)]) {
+        if entries.is_empty() {
+            return;
+        }
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
@@ -126,8 +192,8 @@ impl AnswerCache {
                 let mut stmt = tx.prepare_cached(
                     "INSERT OR REPLACE INTO answers (key, answer, stored) VALUES (?1, ?2, ?3)",
                 )?;
-                for (key, answer) in entries {
-                    stmt.execute(params![key, answer_to_json(answer).to_string(), now])?;
+                for (key, text) in entries {
+                    stmt.execute(params![key, text, now])?;
                 }
             }
             tx.commit()

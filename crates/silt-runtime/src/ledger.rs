@@ -124,7 +124,10 @@ impl Runtime {
         let peaks = self.ledger_peaks.clone();
         {
             let s = store.data_mut();
-            s.judge = JudgeCalls::new(&s.plugin, Some(judge));
+            s.judge = JudgeCalls::new(
+                &s.plugin,
+                Some(relations_kept(judge, reads_meaning, &self.answers)),
+            );
             s.judge.embedder = embedder;
             s.judge.vectors = vectors;
             let second = SecondInstance {
@@ -587,5 +590,22 @@ impl LedgerSession {
             .ledger()
             .call_redundancy(&mut *store, res, since, stop_at)
             .await)
+    }
+}
+
+/// The judge a ledger relates with: a model's relations (a judge that
+/// reads meaning and gives the same answer again) are kept in the answer
+/// cache, so review pages and sleep passes ask a pair once while neither
+/// lesson changes.
+fn relations_kept(
+    judge: Arc<crate::LoadedJudge>,
+    reads_meaning: bool,
+    answers: &Option<Arc<crate::answer_cache::AnswerCache>>,
+) -> Arc<dyn BoundJudge> {
+    match answers {
+        Some(cache) if reads_meaning && judge.info.deterministic => Arc::new(
+            crate::capability::relation_cache::CachedRelations::new(judge, cache.clone()),
+        ),
+        _ => judge,
     }
 }

@@ -4,7 +4,7 @@
 //! short is the pipeline's doing, not the judge's. The figures print with
 //! `--nocapture`; docs/JUDGES.md "Pipeline ceiling" records them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -37,40 +37,70 @@ fn key(lesson: &Value) -> String {
     )
 }
 
-/// The relation of every labelled pair of lessons (either order), as the
-/// head of the relation prompt's option that states it.
-fn relation_labels(root: &Path) -> HashMap<(String, String), &'static str> {
-    let mut labels = HashMap::new();
+/// The lessons of a labelled set ("when|prefer"), and the relation of
+/// every labelled pair of them (either order) as the head of the relation
+/// prompt's option that states it.
+pub(crate) struct RelationLabels {
+    lessons: HashSet<String>,
+    pairs: HashMap<(String, String), &'static str>,
+}
+
+/// The labels of docs/eval's two ledger sets.
+fn relation_labels(root: &Path) -> RelationLabels {
+    relation_labels_of(
+        root,
+        &[
+            "docs/eval/ledger-pairs.jsonl",
+            "docs/eval/ledger-clusters.jsonl",
+        ],
+    )
+}
+
+/// The same for the sets at `files` (under `root`): rows of a pair (`a`,
+/// `b`), a cluster (`lessons`) or a lesson alone.
+pub(crate) fn relation_labels_of(root: &Path, files: &[&str]) -> RelationLabels {
+    let (mut labels, mut known) = (HashMap::new(), HashSet::new());
     let mut put = |a: String, b: String, option: &'static str| {
         labels.insert((a.clone(), b.clone()), option);
         labels.insert((b, a), option);
     };
-    for row in json_lines(&root.join("docs/eval/ledger-pairs.jsonl")) {
-        let option = match row["label"].as_str().unwrap() {
-            "merge" => "The same lesson said twice",
-            "contradict" => "They contradict",
-            _ => "Distinct",
-        };
-        put(key(&row["a"]), key(&row["b"]), option);
-    }
-    for row in json_lines(&root.join("docs/eval/ledger-clusters.jsonl")) {
-        let option = match row["label"].as_str().unwrap() {
-            "abstract" => "Siblings",
-            _ => "Distinct",
-        };
-        let lessons = row["lessons"].as_array().unwrap();
-        for (i, a) in lessons.iter().enumerate() {
-            for b in &lessons[i + 1..] {
-                put(key(a), key(b), option);
+    for file in files {
+        for row in json_lines(&root.join(file)) {
+            let option = match row["label"].as_str().unwrap() {
+                "merge" => "The same lesson said twice",
+                "contradict" => "They contradict",
+                "abstract" => "Siblings",
+                _ => "Distinct",
+            };
+            let lessons: Vec<&Value> = match row.get("lessons") {
+                Some(ls) => ls.as_array().unwrap().iter().collect(),
+                None => [&row["a"], &row["b"]]
+                    .into_iter()
+                    .filter(|l| !l.is_null())
+                    .collect(),
+            };
+            known.extend(lessons.iter().map(|l| key(l)));
+            for (i, a) in lessons.iter().enumerate() {
+                for b in &lessons[i + 1..] {
+                    put(key(a), key(b), option);
+                }
             }
         }
     }
-    labels
+    RelationLabels {
+        lessons: known,
+        pairs: labels,
+    }
 }
 
-/// Answers a relation prompt from the labels; any pair the labels do not
-/// name is distinct (lessons of different rows are about other things).
-fn relation_oracle(labels: HashMap<(String, String), &'static str>) -> Oracle {
+/// Answers a relation prompt from the labels: a lesson said twice is one
+/// lesson, and any pair of the set's lessons the labels do not name is
+/// distinct (lessons of different rows are about other things). A lesson
+/// the set does not hold (the content-free item a judge measures its
+/// prior on) gets no answer, so every letter is as likely: a prior
+/// leaning to "distinct" would cancel the right answer of every distinct
+/// pair.
+pub(crate) fn relation_oracle(labels: RelationLabels) -> Oracle {
     Arc::new(move |asked: &Asked<'_>| {
         let lesson = |n: &str| {
             let text = asked.between(&format!("Lesson {n}: WHEN "), "\n")?;
@@ -78,7 +108,14 @@ fn relation_oracle(labels: HashMap<(String, String), &'static str>) -> Oracle {
             Some(format!("{}|{}", when.trim(), prefer.trim()))
         };
         let (a, b) = (lesson("1")?, lesson("2")?);
-        let option = labels.get(&(a, b)).copied().unwrap_or("Distinct");
+        if !labels.lessons.contains(&a) || !labels.lessons.contains(&b) {
+            return None;
+        }
+        let option = if a == b {
+            "The same lesson said twice"
+        } else {
+            labels.pairs.get(&(a, b)).copied().unwrap_or("Distinct")
+        };
         asked.letter_of(option).map(str::to_string)
     })
 }

@@ -492,6 +492,32 @@ fn review_offers_only_mutual_nearest_pairs_unless_sleep_holds_them() {
     assert_eq!((last.a_id.as_str(), last.b_id.as_str()), ("s0", "s6"));
 }
 
+/// A pair a judge that reads meaning is sure to merge is offered however
+/// far apart its lessons sit (a paraphrase sharing no words can be), and
+/// first; the same lean from a judge that reads words offers nothing
+/// beyond the nearest, since it is a count of shared words.
+#[test]
+fn review_offers_a_far_pair_a_reading_judge_would_retire() {
+    let l = arc();
+    let mut sure_far = Scripted(|a: &Lesson<'_>, b: &Lesson<'_>| {
+        if [a.when, b.when] == ["situation0", "situation6"] {
+            [0.95, 0.0, 0.0, 0.05]
+        } else {
+            [0.0, 0.0, 0.0, 1.0]
+        }
+    });
+    let page = review_page(&l, &mut sure_far, 50, true).unwrap();
+    let first = &page.pairs[0];
+    assert_eq!((first.a_id.as_str(), first.b_id.as_str()), ("s0", "s6"));
+    assert!(!first.held, "it clears the margin: {first:?}");
+    let page = review_page(&l, &mut sure_far, 50, false).unwrap();
+    assert!(
+        !page.pairs.iter().any(|p| p.a_id == "s0" && p.b_id == "s6"),
+        "{:?}",
+        page.pairs
+    );
+}
+
 #[test]
 fn mutual_nearest_ranks_a_crowd_below_a_pair() {
     use super::meaning::{Rows, mutual_nearest, quantise};

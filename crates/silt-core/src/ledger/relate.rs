@@ -51,9 +51,12 @@ impl Verdict {
     }
 }
 
-/// The most probable relation (the first on a tie).
+/// The most probable relation; on a tie the last, the one that retires
+/// less (distinct, then sibling): a judge that cannot tell (every relation
+/// equally likely, as an unreadable answer reads) leans to nothing, where
+/// taking the first made it a held merge that review put first.
 pub fn most_probable(r: &Relation) -> Verdict {
-    let best = (0..4).fold(0, |b, j| if r[j] > r[b] { j } else { b });
+    let best = (0..4).fold(0, |b, j| if r[j] >= r[b] { j } else { b });
     RELATIONS[best]
 }
 
@@ -532,6 +535,18 @@ impl RelationJudge for LexicalRelations {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_judge_that_cannot_tell_leans_to_nothing() {
+        let uniform = [0.25; 4];
+        assert_eq!(most_probable(&uniform), Verdict::Distinct);
+        assert_eq!(decide(&uniform, 0.8), Decision::Apply(Verdict::Distinct));
+        // a tie between the two that retire is still held
+        assert!(matches!(
+            decide(&[0.5, 0.5, 0.0, 0.0], 0.8),
+            Decision::Hold { .. }
+        ));
+    }
 
     fn verdict(a: (&str, &str), b: (&str, &str)) -> Verdict {
         let l = |(when, prefer)| Lesson { when, prefer };

@@ -120,6 +120,17 @@ fn held(r: &Relation, margin: f64) -> bool {
     matches!(decide(r, margin), Decision::Hold { .. })
 }
 
+/// Whether the judge's most probable relation for `r` retires a lesson
+/// (merge or contradict), held or not. From a judge that reads meaning
+/// such a pair is offered wherever it sits by nearness: sleep would take
+/// it unasked when it clears the margin, and an agent should see it first
+/// (a paraphrase sharing no words can be far from its twin even by
+/// meaning: 5 of 40 labelled pairs of docs/eval/ledger-review.jsonl are
+/// outside potion's 4 mutual nearest).
+fn leans_to_retire(r: &Relation) -> bool {
+    most_probable(r).is_destructive()
+}
+
 /// Nearness for review, when the ledger has the active lessons' vectors:
 /// their whole-lesson rows, and each active pair mutually among
 /// [`REVIEW_NEAREST`] nearest with its rank, by entry positions.
@@ -251,8 +262,9 @@ fn relate(
 
 /// The first `limit` (at most [`MAX_PAGE`]) undecided pairs, most in need
 /// of a verdict first, and how many remain after them. Offered are the
-/// pairs sleep holds and, where the ledger has vectors, those mutually
-/// among [`REVIEW_NEAREST`] nearest; without vectors every candidate.
+/// pairs sleep holds, those a judge that reads meaning leans to merge or
+/// contradict, and, where the ledger has vectors, those mutually among
+/// [`REVIEW_NEAREST`] nearest; without vectors every candidate.
 /// `reads_meaning` says whether the judge's relations read meaning (a
 /// model) or words (lexical, similarity): see [`Need`].
 pub fn review_page(
@@ -271,6 +283,9 @@ pub fn review_page(
         .iter()
         .zip(&relations)
         .enumerate()
+        .filter(|&(_, (&(a, b, _), r))| {
+            held(r, margin) || nearness.offers(a, b) || (reads_meaning && leans_to_retire(r))
+        })
         .map(|(k, (&(a, b, words), r))| {
             let held = held(r, margin);
             (
@@ -279,7 +294,6 @@ pub fn review_page(
                 k,
             )
         })
-        .filter(|&(_, held, k)| held || nearness.offers(candidates[k].0, candidates[k].1))
         .collect();
     // highest need first; the candidates' order on a tie
     ranked.sort_by(|(x, _, i), (y, _, j)| y.cmp(x).then(i.cmp(j)));

@@ -16,6 +16,7 @@ pub mod files;
 pub mod http_policy;
 pub mod judge_calls;
 pub mod progress;
+pub mod relation_cache;
 pub mod sampling;
 pub mod search_ahead;
 pub mod sources;
