@@ -6,6 +6,8 @@
 
 #![deny(missing_docs)]
 
+pub mod env;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -68,6 +70,13 @@ pub struct FetchConfig {
     pub allow_hosts: Vec<String>,
     /// Every internal address (also `$SILT_FETCH_ALLOW_PRIVATE=1`).
     pub allow_private: Option<bool>,
+}
+
+/// The folders of a colon-separated search path, empty entries skipped.
+fn search_path(value: &std::ffi::OsStr) -> Vec<PathBuf> {
+    std::env::split_paths(value)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect()
 }
 
 /// The embedding plugin a ledger takes its vectors from when its judge
@@ -185,8 +194,7 @@ impl Config {
 
     /// Finds and reads the config file, or returns the defaults.
     pub fn discover() -> Result<Config> {
-        if let Some(path) = std::env::var_os("SILT_CONFIG") {
-            let path = PathBuf::from(path);
+        if let Some(path) = env::path("SILT_CONFIG") {
             if !path.is_file() {
                 bail!(
                     "SILT_CONFIG points to {}, which is not a file",
@@ -230,9 +238,7 @@ impl Config {
     /// `$SILT_LEDGER_EMBEDDER`, `[ledger] embedder`, or potion's judge;
     /// None for "none".
     pub fn ledger_embedder(&self) -> Option<String> {
-        let named = std::env::var("SILT_LEDGER_EMBEDDER")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
+        let named = env::text("SILT_LEDGER_EMBEDDER")
             .or_else(|| self.ledger.embedder.clone())
             .unwrap_or_else(|| DEFAULT_EMBEDDER.to_string());
         let named = named.trim().to_string();
@@ -293,11 +299,13 @@ impl Config {
         Ok(m)
     }
 
-    /// Plugin folders in search order: `$SILT_PLUGIN_PATH` (colon-separated),
-    /// the config's `[plugins] dirs`, then `<data dir>/silt/plugins`.
+    /// Plugin folders in search order: `$SILT_PLUGIN_PATH` (colon-separated;
+    /// an empty entry is skipped, never read as the current folder, which
+    /// would load plugins from the repository an agent runs in), the
+    /// config's `[plugins] dirs`, then `<data dir>/silt/plugins`.
     pub fn plugin_dirs(&self) -> Vec<PathBuf> {
-        let mut dirs: Vec<PathBuf> = std::env::var_os("SILT_PLUGIN_PATH")
-            .map(|v| std::env::split_paths(&v).collect())
+        let mut dirs: Vec<PathBuf> = env::path("SILT_PLUGIN_PATH")
+            .map(|v| search_path(v.as_os_str()))
             .unwrap_or_default();
         dirs.extend(self.plugins.dirs.iter().cloned());
         dirs.extend(dirs::data_dir().map(|d| d.join("silt").join("plugins")));
@@ -315,9 +323,7 @@ impl Config {
     /// The HTTP server's token file: `$SILT_HTTP_TOKEN_FILE`, the
     /// config's `[server] token_file`, or `<config dir>/silt/http-token`.
     pub fn token_file(&self) -> PathBuf {
-        std::env::var_os("SILT_HTTP_TOKEN_FILE")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
+        env::path("SILT_HTTP_TOKEN_FILE")
             .or_else(|| self.server.token_file.clone())
             .or_else(|| dirs::config_dir().map(|d| d.join("silt").join("http-token")))
             .unwrap_or_else(|| PathBuf::from(".silt-http-token"))
@@ -326,8 +332,7 @@ impl Config {
     /// Where compiled components are cached: `$SILT_CACHE_DIR`, the
     /// config's `cache_dir`, or `<cache dir>/silt`.
     pub fn cache_dir(&self) -> PathBuf {
-        std::env::var_os("SILT_CACHE_DIR")
-            .map(PathBuf::from)
+        env::path("SILT_CACHE_DIR")
             .or_else(|| self.cache_dir.clone())
             .or_else(|| dirs::cache_dir().map(|d| d.join("silt")))
             .unwrap_or_else(|| std::env::temp_dir().join("silt-cache"))
@@ -337,6 +342,15 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_search_path_entry_is_not_the_current_folder() {
+        let dirs = search_path(std::ffi::OsStr::new(":/a/plugins::/b/plugins:"));
+        assert_eq!(
+            dirs,
+            [PathBuf::from("/a/plugins"), PathBuf::from("/b/plugins")]
+        );
+    }
 
     #[test]
     fn tool_setting_beats_default_judge() {

@@ -180,3 +180,63 @@ async fn the_token_goes_into_a_private_env_file() {
     chmod(env.parent().unwrap(), 0o755);
     assert!(!others_can_read(&env));
 }
+
+/// A variable set to nothing counts as unset: with `SILT_CACHE_DIR=`,
+/// `SILT_MODELS_DIR=` and an empty entry in `SILT_PLUGIN_PATH` a call
+/// writes nothing in the folder it runs in and loads nothing from it (an
+/// empty path named the current folder, so the compiled components and
+/// the answer cache landed in whatever repository the agent was in), and
+/// the default cache folder is used instead.
+#[test]
+fn an_empty_variable_puts_nothing_in_the_current_folder() {
+    use std::io::Write;
+    let (home, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(home.path().join("silt.toml"), "").unwrap();
+    let mut child = std::process::Command::new(silt_e2e::silt_binary())
+        .current_dir(cwd.path())
+        .env("HOME", home.path())
+        .env("XDG_CACHE_HOME", home.path().join(".cache"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .env("SILT_CONFIG", home.path().join("silt.toml"))
+        .env(
+            "SILT_PLUGIN_PATH",
+            format!(":{}", home.path().join("plugins").display()),
+        )
+        .env("SILT_CACHE_DIR", "")
+        .env("SILT_MODELS_DIR", "")
+        .args([
+            "ask",
+            "judge",
+            "Is it a fix?",
+            "--yes",
+            "it repairs",
+            "--no",
+            "it adds",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"["fix the crash on launch", "add a dark mode"]"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: Vec<_> = std::fs::read_dir(cwd.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "written in the current folder: {left:?}");
+    assert!(
+        home.path().join(".cache/silt/components").is_dir(),
+        "the default cache folder was not used"
+    );
+}

@@ -247,17 +247,17 @@ impl Store {
     /// [`Store::open`]). Returns the ledger and the Sediment file to import
     /// if the ledger is new.
     pub fn default_path(config_url: Option<&str>) -> (PathBuf, Option<PathBuf>) {
-        if let Some(url) = std::env::var_os("SILT_LEDGER_URL").filter(|u| !u.is_empty()) {
-            return (PathBuf::from(url), None);
+        use silt_config::env;
+        if let Some(url) = env::path("SILT_LEDGER_URL") {
+            return (url, None);
         }
-        if let Some(p) = std::env::var_os("SILT_LEDGER_PATH") {
-            return (PathBuf::from(p), None);
+        if let Some(p) = env::path("SILT_LEDGER_PATH") {
+            return (p, None);
         }
         if let Some(url) = config_url {
             return (PathBuf::from(url), None);
         }
-        if let Some(p) = std::env::var_os("SEDIMENT_LEDGER_PATH") {
-            let json = PathBuf::from(p);
+        if let Some(json) = env::path("SEDIMENT_LEDGER_PATH") {
             return (json.with_extension("silt.db"), Some(json));
         }
         let dir = dirs::data_dir()

@@ -20,8 +20,7 @@ pub const RECORD: &str = "silt-model.json";
 
 /// Where installed models live.
 pub fn models_dir() -> PathBuf {
-    std::env::var_os("SILT_MODELS_DIR")
-        .map(PathBuf::from)
+    silt_config::env::path("SILT_MODELS_DIR")
         .or_else(|| dirs::data_dir().map(|d| d.join("silt").join("models")))
         .unwrap_or_else(|| std::env::temp_dir().join("silt-models"))
 }
