@@ -1,8 +1,8 @@
 //! The answer cache: a judge's validated answer to one item of one
 //! question (and a model judge's relation of two lessons), kept in SQLite
-//! so asking again (or grep over unchanged files) costs no judge call. Keyed on sha256 of (judge name, judge version,
-//! question, kind, criteria, item text), NUL-separated so ("a","b") and
-//! ("ab","") differ. Shared safely by concurrent processes (WAL, a busy
+//! so asking again (or grep over unchanged files) costs no judge call.
+//! Keyed on sha256 of (judge name, judge version, question, kind,
+//! criteria, item text), NUL-separated so ("a","b") and ("ab","") differ. Shared safely by concurrent processes (WAL, a busy
 //! timeout, one statement per write).
 //!
 //! The cache is disposable: a file it cannot use is left alone and the
@@ -66,11 +66,7 @@ impl AnswerCache {
     /// replacement reporting the same version is not answered from the
     /// old one's cache; empty for a built-in, whose version is silt's).
     pub fn key(judge: &JudgeInfo, build: &str, question: &Question, item_text: &str) -> String {
-        let mut parts: Vec<&str> = vec![&judge.name, &judge.version];
-        if !build.is_empty() {
-            parts.push(build);
-        }
-        parts.push(&question.text);
+        let mut parts: Vec<&str> = vec![&question.text];
         match &question.space {
             AnswerSpace::Judge(yn) => parts.extend(["judge", yn.yes.as_str(), yn.no.as_str()]),
             AnswerSpace::Choose(options) => {
@@ -85,12 +81,7 @@ impl AnswerCache {
             }
         }
         parts.push(item_text);
-        let mut h = Sha256::new();
-        for p in parts {
-            h.update(p.as_bytes());
-            h.update([0u8]);
-        }
-        hex::encode(h.finalize())
+        digest(judge, build, &parts)
     }
 
     /// The key of the relation between lessons `a` and `b` (each (when,
@@ -101,19 +92,9 @@ impl AnswerCache {
         a: (&str, &str),
         b: (&str, &str),
     ) -> String {
-        let mut h = Sha256::new();
-        let mut parts: Vec<&str> = vec![&judge.name, &judge.version];
-        if !build.is_empty() {
-            parts.push(build);
-        }
         // a tag no question's text can take the place of: a question's
         // parts are followed by its kind, never by four lesson texts
-        parts.extend(["relate", a.0, a.1, b.0, b.1]);
-        for p in parts {
-            h.update(p.as_bytes());
-            h.update([0u8]);
-        }
-        hex::encode(h.finalize())
+        digest(judge, build, &["relate", a.0, a.1, b.0, b.1])
     }
 
     /// The cached answer for each key (None: not cached, or unreadable).
@@ -202,6 +183,22 @@ impl AnswerCache {
             tracing::warn!("answer cache {}: could not store: {e}", self.path.display());
         }
     }
+}
+
+/// sha256 of the judge's name and version, its build (when it has one)
+/// and `parts`, each followed by a NUL.
+fn digest(judge: &JudgeInfo, build: &str, parts: &[&str]) -> String {
+    let mut all: Vec<&str> = vec![&judge.name, &judge.version];
+    if !build.is_empty() {
+        all.push(build);
+    }
+    all.extend(parts);
+    let mut h = Sha256::new();
+    for p in all {
+        h.update(p.as_bytes());
+        h.update([0u8]);
+    }
+    hex::encode(h.finalize())
 }
 
 /// Where grep keeps a repository's answers: under silt's own cache folder,

@@ -283,9 +283,6 @@ pub fn review_page(
         .iter()
         .zip(&relations)
         .enumerate()
-        .filter(|&(_, (&(a, b, _), r))| {
-            held(r, margin) || nearness.offers(a, b) || (reads_meaning && leans_to_retire(r))
-        })
         .map(|(k, (&(a, b, words), r))| {
             let held = held(r, margin);
             (
@@ -293,6 +290,10 @@ pub fn review_page(
                 held,
                 k,
             )
+        })
+        .filter(|&(_, held, k)| {
+            let (a, b, _) = candidates[k];
+            held || nearness.offers(a, b) || (reads_meaning && leans_to_retire(&relations[k]))
         })
         .collect();
     // highest need first; the candidates' order on a tie
