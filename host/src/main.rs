@@ -6,6 +6,8 @@ use silt_runtime::app::App;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // every setting the run reads from the environment, read once
+    silt_config::env::capture();
     // `silt grep … | head` should end quietly, as other shell tools do
     #[cfg(unix)]
     unsafe {
@@ -18,8 +20,9 @@ async fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(colour)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SILT_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+            silt_config::env::text("SILT_LOG")
+                .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
+                .unwrap_or_else(|| "warn".into()),
         )
         .init();
     match run(Cli::parse()).await {
@@ -65,7 +68,7 @@ async fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Serve(args) if args.http => {
             use silt_mcp::http::{BoundServer, ENDPOINT, HttpOptions, shutdown_on_signals};
-            let env_port = std::env::var("SILT_HTTP_PORT").ok();
+            let env_port = silt_config::env::var("SILT_HTTP_PORT");
             let options = HttpOptions::resolve(&app.config, args.port, env_port.as_deref())?;
             let shutdown = shutdown_on_signals()?;
             if !options.addr.ip().is_loopback() {

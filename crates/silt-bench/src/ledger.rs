@@ -184,7 +184,7 @@ pub async fn run(app: &App, args: BenchLedgerArgs) -> Result<()> {
         &json_path,
         serde_json::to_string_pretty(&generate(args.entries, now, args.text))?,
     )?;
-    if let Ok(keep) = std::env::var("SILT_BENCH_KEEP") {
+    if let Some(keep) = silt_config::env::path("SILT_BENCH_KEEP") {
         std::fs::copy(&json_path, keep)?;
     }
 

@@ -45,7 +45,7 @@ pub async fn run(app: &App, args: BenchLlmArgs) -> Result<()> {
         tokens += response.usage.input_tokens;
     }
     let secs = started.elapsed().as_secs_f64();
-    let env = |k: &str| std::env::var(k).unwrap_or_default();
+    let env = |k: &str| silt_config::env::var(k).unwrap_or_default();
     let out = json!({
         "judge": args.judge, "version": judge.info.version, "items": args.items,
         "debias": env("SILT_LLM_DEBIAS"), "share_heads": env("SILT_LLM_SHARE_HEADS") != "0",

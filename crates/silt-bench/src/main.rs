@@ -50,8 +50,8 @@ enum Command {
 /// The `silt` binary the server benchmarks start: `$SILT_BIN`, else the
 /// one cargo built beside this binary.
 pub(crate) fn silt_binary() -> Result<PathBuf> {
-    if let Some(bin) = std::env::var_os("SILT_BIN") {
-        return Ok(bin.into());
+    if let Some(bin) = silt_config::env::path("SILT_BIN") {
+        return Ok(bin);
     }
     let me = std::env::current_exe()?;
     let bin = me
@@ -68,11 +68,14 @@ pub(crate) fn silt_binary() -> Result<PathBuf> {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // every setting the run reads from the environment, read once
+    silt_config::env::capture();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SILT_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+            silt_config::env::text("SILT_LOG")
+                .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
+                .unwrap_or_else(|| "warn".into()),
         )
         .init();
     match run(Cli::parse()).await {

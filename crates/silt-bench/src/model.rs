@@ -373,7 +373,7 @@ async fn start_llama_server(args: &BenchModelArgs, slots: usize) -> Result<(Chil
     let bin = args
         .llama_server
         .clone()
-        .or_else(|| std::env::var_os("SILT_LLAMA_SERVER").map(PathBuf::from))
+        .or_else(|| silt_config::env::path("SILT_LLAMA_SERVER"))
         .context(
             "no model server: pass --url, or --llama-server (or export \
              SILT_LLAMA_SERVER=$(.ci/llama-server))",

@@ -186,8 +186,8 @@ impl Config {
     /// false or `$SILT_ANSWER_CACHE` is 0/off/false, else on.
     pub fn answer_cache_enabled(&self) -> bool {
         let env_off = matches!(
-            std::env::var("SILT_ANSWER_CACHE").as_deref(),
-            Ok("0") | Ok("off") | Ok("false")
+            env::text("SILT_ANSWER_CACHE").as_deref(),
+            Some("0") | Some("off") | Some("false")
         );
         self.answer_cache != Some(false) && !env_off
     }
@@ -248,12 +248,11 @@ impl Config {
     /// The auto-sleep threshold: `$SILT_SLEEP_PRESSURE`, the config's
     /// `[ledger] sleep_pressure`, or the default; 0 turns auto-sleep off.
     pub fn sleep_pressure(&self) -> Result<f64> {
-        let value = match std::env::var("SILT_SLEEP_PRESSURE") {
-            Ok(v) => v
-                .trim()
+        let value = match env::text("SILT_SLEEP_PRESSURE") {
+            Some(v) => v
                 .parse::<f64>()
                 .with_context(|| format!("SILT_SLEEP_PRESSURE='{v}' is not a number"))?,
-            Err(_) => self.ledger.sleep_pressure.unwrap_or(DEFAULT_SLEEP_PRESSURE),
+            None => self.ledger.sleep_pressure.unwrap_or(DEFAULT_SLEEP_PRESSURE),
         };
         if !value.is_finite() || value < 0.0 {
             bail!("the sleep pressure must be a number >= 0 (0 turns auto-sleep off), got {value}");
@@ -264,13 +263,12 @@ impl Config {
     /// The judge's weight in grep: `$SILT_GREP_JUDGE_WEIGHT`, the config's
     /// `[grep] judge_weight`, or None (the engine's default).
     pub fn grep_judge_weight(&self) -> Result<Option<f64>> {
-        let value = match std::env::var("SILT_GREP_JUDGE_WEIGHT") {
-            Ok(v) => Some(
-                v.trim()
-                    .parse::<f64>()
+        let value = match env::text("SILT_GREP_JUDGE_WEIGHT") {
+            Some(v) => Some(
+                v.parse::<f64>()
                     .with_context(|| format!("SILT_GREP_JUDGE_WEIGHT='{v}' is not a number"))?,
             ),
-            Err(_) => self.grep.judge_weight,
+            None => self.grep.judge_weight,
         };
         if let Some(w) = value
             && !(w.is_finite() && (0.0..=1.0).contains(&w))
@@ -329,8 +327,16 @@ impl Config {
             .unwrap_or_else(|| PathBuf::from(".silt-http-token"))
     }
 
-    /// Where compiled components are cached: `$SILT_CACHE_DIR`, the
-    /// config's `cache_dir`, or `<cache dir>/silt`.
+    /// Where compiled components are cached: `$SILT_COMPILE_CACHE_DIR`,
+    /// else `components` in [`Config::cache_dir`]. The artifacts are keyed
+    /// by content and written whole, so concurrent runs may share a folder.
+    pub fn compile_cache_dir(&self) -> PathBuf {
+        env::path("SILT_COMPILE_CACHE_DIR").unwrap_or_else(|| self.cache_dir().join("components"))
+    }
+
+    /// Where silt keeps its caches (the answers, and the compiled
+    /// components unless [`Config::compile_cache_dir`] says otherwise):
+    /// `$SILT_CACHE_DIR`, the config's `cache_dir`, or `<cache dir>/silt`.
     pub fn cache_dir(&self) -> PathBuf {
         env::path("SILT_CACHE_DIR")
             .or_else(|| self.cache_dir.clone())

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::redirect;
+use silt_config::env;
 
 use crate::addresses::is_internal;
 
@@ -55,16 +56,11 @@ impl NetPolicy {
     /// hosts allowed although internal).
     pub fn from_env() -> Self {
         NetPolicy {
-            allow_internal: matches!(
-                std::env::var("SILT_FETCH_ALLOW_PRIVATE").as_deref(),
-                Ok("1") | Ok("true") | Ok("on")
-            ),
+            allow_internal: env::flag("SILT_FETCH_ALLOW_PRIVATE"),
             allow_hosts: Arc::new(
-                std::env::var("SILT_FETCH_ALLOW_HOSTS")
-                    .unwrap_or_default()
-                    .split(',')
-                    .map(|h| h.trim().to_ascii_lowercase())
-                    .filter(|h| !h.is_empty())
+                env::list("SILT_FETCH_ALLOW_HOSTS")
+                    .iter()
+                    .map(|h| h.to_ascii_lowercase())
                     .collect(),
             ),
             timeout: TIMEOUT,

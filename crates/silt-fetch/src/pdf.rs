@@ -89,11 +89,10 @@ pub async fn to_text(bytes: &[u8]) -> Result<String, String> {
 }
 
 fn which(program: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(program))
-            .find(|p| p.is_file())
-    })
+    silt_config::env::search_path()
+        .into_iter()
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
 }
 
 #[cfg(unix)]

@@ -14,6 +14,8 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use silt_config::env;
+
 /// A private folder's mode.
 pub const FOLDER_MODE: u32 = 0o700;
 /// A private file's mode.
@@ -112,10 +114,7 @@ pub fn tighten(path: &Path, mode: u32) {
 /// The env file `bin/silt-mcp` sources: `$SILT_ENV_FILE`, else
 /// `$HOME/.config/silt/env` (the launcher's own default).
 pub fn env_file() -> Option<PathBuf> {
-    std::env::var_os("SILT_ENV_FILE")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config/silt/env")))
+    env::path("SILT_ENV_FILE").or_else(|| env::path("HOME").map(|h| h.join(".config/silt/env")))
 }
 
 /// Tightens the config folders and env file that hold the token and API
@@ -123,7 +122,7 @@ pub fn env_file() -> Option<PathBuf> {
 pub fn check_config() {
     let folders = [
         dirs::config_dir().map(|d| d.join("silt")),
-        std::env::var_os("HOME").map(|h| Path::new(&h).join(".config/silt")),
+        env::path("HOME").map(|h| h.join(".config/silt")),
     ];
     for dir in folders.iter().flatten() {
         if dir.is_dir() {

@@ -72,9 +72,7 @@ impl ClientLink {
 
 /// `SILT_SAMPLING_TIMEOUT_MS`, else [`DEFAULT_TIMEOUT`].
 fn timeout_from_env() -> Duration {
-    std::env::var("SILT_SAMPLING_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
+    silt_config::env::number::<u64>("SILT_SAMPLING_TIMEOUT_MS")
         .filter(|&ms| ms > 0)
         .map(Duration::from_millis)
         .unwrap_or(DEFAULT_TIMEOUT)

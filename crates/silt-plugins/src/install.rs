@@ -418,10 +418,10 @@ fn registry_client(
     // a private registry's account, from the environment only: never
     // written to silt.toml or the lock file
     let auth = match (
-        std::env::var("SILT_REGISTRY_USER"),
-        std::env::var("SILT_REGISTRY_PASSWORD"),
+        silt_config::env::var("SILT_REGISTRY_USER"),
+        silt_config::env::var("SILT_REGISTRY_PASSWORD"),
     ) {
-        (Ok(user), Ok(password)) => oci_client::secrets::RegistryAuth::Basic(user, password),
+        (Some(user), Some(password)) => oci_client::secrets::RegistryAuth::Basic(user, password),
         _ => oci_client::secrets::RegistryAuth::Anonymous,
     };
     (client, auth)

@@ -501,11 +501,7 @@ fn is_interpreter(program: &str) -> bool {
 /// add`.
 pub fn http_grant_warnings(entries: &[String]) -> Vec<String> {
     let own_ports: Vec<u16> = std::iter::once(silt_config::DEFAULT_HTTP_PORT)
-        .chain(
-            std::env::var("SILT_HTTP_PORT")
-                .ok()
-                .and_then(|p| p.trim().parse().ok()),
-        )
+        .chain(silt_config::env::number::<u16>("SILT_HTTP_PORT"))
         .collect();
     entries
         .iter()

@@ -52,7 +52,7 @@ impl Runtime {
         let registry = self.registry();
         let manifest = &registry.get(judge)?.manifest;
         let section: JudgeSection = manifest.judge.clone().unwrap_or_default();
-        let env = |var: &str| std::env::var(var).ok();
+        let env = silt_config::env::var;
         let model = match &section.model {
             Some(m) => Some(granted_model(m, env)),
             None if manifest.grants.models.is_empty() => None,

@@ -107,8 +107,8 @@ fn start_ticker(engine: &Engine) {
 /// `/tmp/perf-PID.map`, so `perf record` names the functions of compiled
 /// components (docs/BENCHMARKS.md, "Profiling").
 fn profiling() -> Result<Option<wasmtime::ProfilingStrategy>> {
-    match std::env::var("SILT_PROFILE").ok().as_deref() {
-        None | Some("") => Ok(None),
+    match silt_config::env::text("SILT_PROFILE").as_deref() {
+        None => Ok(None),
         Some("perfmap") => Ok(Some(wasmtime::ProfilingStrategy::PerfMap)),
         Some(other) => {
             anyhow::bail!("SILT_PROFILE is '{other}'; the profiler silt supports is 'perfmap'")

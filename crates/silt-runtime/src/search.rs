@@ -164,7 +164,7 @@ impl LoadedBackend {
     /// values of the environment it is granted and of its programs'
     /// command-line overrides (hashed into the key, never stored or shown).
     pub fn config_fingerprint(&self, command_fallback: Option<&str>) -> String {
-        let var = |k: &str| format!("{k}={}", std::env::var(k).unwrap_or_default());
+        let var = |k: &str| format!("{k}={}", silt_config::env::var(k).unwrap_or_default());
         let grants = &self.manifest.grants;
         grants
             .env

@@ -8,6 +8,7 @@
 
 mod agent_judge;
 mod embedding;
+mod env_reads;
 mod folder_races;
 mod fuzz;
 mod hostile;

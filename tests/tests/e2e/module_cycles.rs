@@ -209,7 +209,7 @@ fn tempfile_dir() -> PathBuf {
 }
 
 /// The `src` folder of every crate in the workspace.
-fn crate_sources(root: &Path) -> Vec<PathBuf> {
+pub(crate) fn crate_sources(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {

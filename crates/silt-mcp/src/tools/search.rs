@@ -15,7 +15,7 @@ use silt_core::search::variants::variants;
 
 use super::search_cache::{SearchCache, ttl_from};
 use crate::tools::ask::usage_json;
-use silt_config::Config;
+use silt_config::{Config, env};
 use silt_runtime::bindings::ask_engine::exports::silt::sieve::rank::RankRequest;
 use silt_runtime::bindings::search_backend::silt::search::types::{SearchRequest, SearchResult};
 use silt_runtime::bindings::types::Item;
@@ -249,9 +249,9 @@ pub async fn run(
         .judge
         .as_deref()
         .unwrap_or_else(|| config.judge_for("sieve_search"));
-    let backend_name = choose_backend(config, |k| std::env::var(k).ok());
+    let backend_name = choose_backend(config, env::var);
     let backend = runtime.search_backend(&backend_name).await?;
-    let ttl = ttl_from(std::env::var("SILT_SEARCH_CACHE_TTL").ok().as_deref())
+    let ttl = ttl_from(env::var("SILT_SEARCH_CACHE_TTL").as_deref())
         .map_err(CallError::InvalidRequest)?;
     let cache = match SearchCache::open(&config.cache_dir().join("search"), ttl) {
         Ok(c) => c,
@@ -289,7 +289,7 @@ pub async fn run(
                 reasons.push(why.clone());
             }
         }
-        let hint = if chosen_by_default(config, |k| std::env::var(k).ok()) {
+        let hint = if chosen_by_default(config, env::var) {
             " (claude is the backend when nothing is chosen: set SILT_SEARXNG_URL to a SearXNG \
              instance or BRAVE_API_KEY in ~/.config/silt/env, or SILT_SEARCH_BACKEND)"
         } else {

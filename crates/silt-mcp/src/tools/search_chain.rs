@@ -10,7 +10,7 @@ use futures::future::join_all;
 use serde_json::{Map, Value, json};
 
 use super::search_cache::{SearchCache, ttl_from};
-use silt_config::Config;
+use silt_config::{Config, env};
 use silt_core::search::HitsSource;
 use silt_core::search::cli::{Cli, Settings};
 use silt_runtime::bindings::search_backend::silt::search::types::{SearchRequest, SearchResult};
@@ -67,13 +67,12 @@ fn config_of(backend: &LoadedBackend) -> (String, Value) {
     // the chain reads only each route's own command variable
     let fingerprint = backend.config_fingerprint(None);
     let grants = &backend.manifest.grants;
-    let url = std::env::var("SILT_SEARXNG_URL")
-        .ok()
-        .filter(|_| grants.env.iter().any(|k| k == "SILT_SEARXNG_URL"));
+    let url =
+        env::var("SILT_SEARXNG_URL").filter(|_| grants.env.iter().any(|k| k == "SILT_SEARXNG_URL"));
     let programs: Vec<String> = grants.exec.keys().cloned().collect();
     let cli = Cli::from_granted(&programs)
         .ok()
-        .and_then(|cli| Settings::from_env(cli, |k| std::env::var(k).ok()).ok());
+        .and_then(|cli| Settings::from_env(cli, env::var).ok());
     let digest = SearchCache::key(&backend.manifest.plugin.name, &fingerprint, "", 0, 0);
     (
         fingerprint,
@@ -146,7 +145,7 @@ impl Found {
 
 /// The chain's cache (None: turned off, or unusable, which is logged).
 fn cache_of(config: &Config) -> Result<Option<SearchCache>, CallError> {
-    let ttl = ttl_from(std::env::var("SILT_SEARCH_CACHE_TTL").ok().as_deref())
+    let ttl = ttl_from(env::var("SILT_SEARCH_CACHE_TTL").as_deref())
         .map_err(CallError::InvalidRequest)?;
     Ok(
         SearchCache::open(&config.cache_dir().join("search-chain"), ttl)

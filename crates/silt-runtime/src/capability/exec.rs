@@ -5,7 +5,7 @@
 //! the time limit or past the output cap.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -16,6 +16,7 @@ use tokio::sync::Notify;
 use wasmtime::component::{HasSelf, Linker};
 
 use crate::bindings::cli_search_backend::silt::search::exec::{self, ExecError, Exit};
+use silt_config::env;
 use silt_plugins::manifest::Manifest;
 
 /// The most stdout kept; a program writing more is stopped.
@@ -51,12 +52,7 @@ pub fn routing_variable(name: &str, extra_prefixes: &[String]) -> bool {
 
 /// The prefixes in `$SILT_STRIP_ENV_PREFIXES` (comma-separated).
 fn extra_prefixes() -> Vec<String> {
-    std::env::var("SILT_STRIP_ENV_PREFIXES")
-        .unwrap_or_default()
-        .split(',')
-        .map(|p| p.trim().to_string())
-        .filter(|p| !p.is_empty())
-        .collect()
+    env::list("SILT_STRIP_ENV_PREFIXES")
 }
 
 /// One store's exec grants.
@@ -288,7 +284,7 @@ pub async fn run(
         .current_dir(folder.path())
         .env_clear()
         .envs(
-            std::env::vars_os()
+            env::vars_os()
                 .filter(|(k, _)| k.to_str().is_some_and(|k| !routing_variable(k, &extra))),
         )
         .stdin(Stdio::null())
@@ -382,8 +378,8 @@ impl exec::Host for ExecGrants {
     ) -> Result<Exit, ExecError> {
         let command = self.command(
             &program,
-            |k| std::env::var(k).ok(),
-            std::env::var_os("PATH"),
+            env::var,
+            env::var_os("PATH").map(OsStr::to_os_string),
         )?;
         let limit = self.limit_ms(timeout_ms);
         tracing::debug!(plugin = %self.plugin, program, limit, "running a granted program");

@@ -11,6 +11,7 @@ use wasmtime_wasi::{FsPerms, ResourceTable, WasiCtx, WasiCtxView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView};
 
 use super::http_policy::{HttpPolicy, PolicyHooks};
+use silt_config::env;
 use silt_plugins::manifest::Manifest;
 
 /// How much of a guest's stderr is kept, to explain a trap.
@@ -40,7 +41,7 @@ impl WasiGrants {
             folders.push((dir.clone(), guest.to_string()));
         }
         for entry in &manifest.grants.models {
-            let name = silt_plugins::manifest::granted_model(entry, |v| std::env::var(v).ok());
+            let name = silt_plugins::manifest::granted_model(entry, env::var);
             folders.push((
                 silt_plugins::models::installed(&name)?,
                 format!("/models/{name}"),
@@ -50,11 +51,9 @@ impl WasiGrants {
             .grants
             .env
             .iter()
-            .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
+            .filter_map(|k| env::var(k).map(|v| (k.clone(), v)))
             .collect();
-        let http = HttpPolicy::new(&http_grants(&manifest.grants.http, |v| {
-            std::env::var(v).ok()
-        }));
+        let http = HttpPolicy::new(&http_grants(&manifest.grants.http, env::var));
         Ok(WasiGrants {
             plugin,
             folders,
