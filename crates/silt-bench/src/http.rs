@@ -62,6 +62,7 @@ async fn start_server(
         .current_dir(dir)
         .env("SILT_CONFIG", dir.join("silt.toml"))
         .env("SILT_CACHE_DIR", dir.join("cache"))
+        .env_remove("SILT_COMPILE_CACHE_DIR")
         .env("SILT_LEDGER_URL", "")
         .env("SILT_LEDGER_PATH", ledger)
         .env("SILT_HTTP_TOKEN_FILE", dir.join("http-token"))

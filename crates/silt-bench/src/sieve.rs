@@ -53,7 +53,8 @@ fn fresh_app(dir: &Path) -> Result<App> {
         cache_dir: Some(dir.to_path_buf()),
         ..Config::default()
     };
-    App::with_config(config, true)
+    // named here, so no $SILT_COMPILE_CACHE_DIR can make a cold run warm
+    App::with_compile_cache(config, Some(dir.join("components")))
 }
 
 /// Fails when a run timed as cold was served answers from a cache.

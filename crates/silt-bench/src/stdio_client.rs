@@ -26,7 +26,10 @@ impl Silt {
         cmd.arg("serve")
             .current_dir(dir)
             .env("SILT_LEDGER_PATH", dir.join("ledger.db"))
-            .env_remove("SILT_MODEL_ENDPOINT");
+            .env_remove("SILT_MODEL_ENDPOINT")
+            // the compiled components live in the run's own cache folder,
+            // so "no cache of any kind" holds
+            .env_remove("SILT_COMPILE_CACHE_DIR");
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -1,6 +1,7 @@
 //! Opening silt: config, plugin registry and runtime, as every command and
 //! the server need them.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -28,12 +29,19 @@ impl App {
 
     /// [`App::open`] with a config already read.
     pub fn with_config(config: Config, compile_cache: bool) -> Result<App> {
+        let dir = compile_cache.then(|| config.compile_cache_dir());
+        App::with_compile_cache(config, dir)
+    }
+
+    /// [`App::with_config`] with compiled components cached in
+    /// `compile_cache` (none: compiled on every run).
+    pub fn with_compile_cache(config: Config, compile_cache: Option<PathBuf>) -> Result<App> {
         let trust = silt_plugins::signature::Trust::from_config(&config.plugins.trusted_keys)?;
         let registry = Registry::discover(&config.plugin_dirs(), &trust)?;
         for problem in &registry.problems {
             tracing::warn!("plugin skipped: {problem}");
         }
-        let cache = CompileCache::new(compile_cache.then(|| config.cache_dir().join("components")));
+        let cache = CompileCache::new(compile_cache);
         let answers = if config.answer_cache_enabled() {
             let path = config.cache_dir().join("answers.sqlite");
             match crate::answer_cache::AnswerCache::open(&path) {

@@ -35,4 +35,5 @@ mod search;
 mod search_cli;
 mod standalone;
 mod triage;
+mod untested_targets;
 mod verify;

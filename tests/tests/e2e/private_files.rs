@@ -50,6 +50,7 @@ fn silt_under(home: &Path, args: &[&str]) -> tokio::process::Command {
         .env("SILT_SLEEP_PRESSURE", "0");
     for k in [
         "SILT_CACHE_DIR",
+        "SILT_COMPILE_CACHE_DIR",
         "SILT_LEDGER_PATH",
         "SILT_LEDGER_URL",
         "SEDIMENT_LEDGER_PATH",
@@ -203,6 +204,7 @@ fn an_empty_variable_puts_nothing_in_the_current_folder() {
             format!(":{}", home.path().join("plugins").display()),
         )
         .env("SILT_CACHE_DIR", "")
+        .env_remove("SILT_COMPILE_CACHE_DIR")
         .env("SILT_MODELS_DIR", "")
         .args([
             "ask",
