@@ -7,6 +7,8 @@
 
 pub mod addresses;
 
+mod error;
+
 pub mod html;
 pub mod net;
 pub mod pdf;
@@ -16,6 +18,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
+pub use error::{FetchError, PdfError};
 pub use net::NetPolicy;
 
 use silt_files::beneath::{Beneath, BeneathError};
@@ -61,7 +64,7 @@ pub const PREFETCH_MAX: usize = 64;
 /// Fetches the sources of one verify call.
 pub struct SourceFetcher {
     /// Sources fetched ahead, by locator; each taken once by `fetch`.
-    ahead: std::sync::Mutex<std::collections::HashMap<String, Result<SourceText, String>>>,
+    ahead: std::sync::Mutex<std::collections::HashMap<String, Result<SourceText, FetchError>>>,
     /// None when file locators are not allowed (no base path).
     base: Option<Base>,
     policy: NetPolicy,
@@ -70,8 +73,8 @@ pub struct SourceFetcher {
 
 impl SourceFetcher {
     /// File locators are read beneath `base` (none without one).
-    pub fn new(base: Option<Base>, policy: NetPolicy) -> Result<Self, String> {
-        let client = net::client(&policy).map_err(|e| format!("cannot set up HTTP: {e}"))?;
+    pub fn new(base: Option<Base>, policy: NetPolicy) -> Result<Self, reqwest::Error> {
+        let client = net::client(&policy)?;
         Ok(SourceFetcher {
             ahead: Default::default(),
             base,
@@ -98,7 +101,7 @@ impl SourceFetcher {
         if let Some(p) = progress {
             p.stage("fetching sources", unique.len() as u64);
         }
-        let done: Vec<(String, Result<SourceText, String>)> = futures::stream::iter(unique)
+        let done: Vec<(String, Result<SourceText, FetchError>)> = futures::stream::iter(unique)
             .map(|l| async move {
                 let r = self.fetch_now(&l).await;
                 if let Some(p) = progress {
@@ -116,7 +119,7 @@ impl SourceFetcher {
     }
 
     /// A source: the one fetched ahead if there is one, else fetched now.
-    pub async fn fetch(&self, locator: &str) -> Result<SourceText, String> {
+    pub async fn fetch(&self, locator: &str) -> Result<SourceText, FetchError> {
         let ahead = self
             .ahead
             .lock()
@@ -128,15 +131,16 @@ impl SourceFetcher {
         }
     }
 
-    async fn fetch_now(&self, locator: &str) -> Result<SourceText, String> {
+    async fn fetch_now(&self, locator: &str) -> Result<SourceText, FetchError> {
         let lower = locator.to_ascii_lowercase();
         let (bytes, content_type) = if lower.starts_with("http://") || lower.starts_with("https://")
         {
             let f = net::fetch(&self.client, &self.policy, locator).await?;
             (f.bytes, f.content_type)
         } else if lower.contains("://") {
-            return Err(format!(
-                "{locator}: only http(s) URLs and file paths can be cited"
+            return Err(FetchError::refused(
+                locator,
+                "only http(s) URLs and file paths can be cited",
             ));
         } else {
             (self.read_file(locator).await?, String::new())
@@ -145,14 +149,16 @@ impl SourceFetcher {
         let text = if pdf::is_pdf(&bytes) {
             pdf::to_text(&bytes)
                 .await
-                .map_err(|e| format!("{locator}: {e}"))?
+                .map_err(|e| FetchError::unreadable(locator, e.to_string()))?
         } else if content_type.contains("html") || looks_like_html(&bytes) {
             // off the async threads (and the plugin's fiber): a large page
             // is a few ms of CPU per megabyte
             let page = String::from_utf8_lossy(&bytes).into_owned();
             tokio::task::spawn_blocking(move || html::to_text(&page))
                 .await
-                .map_err(|e| format!("{locator}: HTML to text failed ({e})"))?
+                .map_err(|e| {
+                    FetchError::unreadable(locator, format!("HTML to text failed ({e})"))
+                })?
         } else {
             String::from_utf8_lossy(&bytes).into_owned()
         };
@@ -163,17 +169,21 @@ impl SourceFetcher {
     /// file is opened beneath the base folder's handle, so a symlink
     /// swapped in while silt reads cannot lead out of it, and the read runs
     /// off the async workers under a deadline.
-    async fn read_file(&self, locator: &str) -> Result<Vec<u8>, String> {
+    async fn read_file(&self, locator: &str) -> Result<Vec<u8>, FetchError> {
         let Some(base) = &self.base else {
-            return Err(format!(
-                "{locator}: file sources need an absolute base_path to resolve against"
+            return Err(FetchError::refused(
+                locator,
+                "file sources need an absolute base_path to resolve against",
             ));
         };
         let resolved = base.folder.root();
         let outside = || {
-            format!(
-                "{locator}: refused, it lies outside the base path {}",
-                resolved.display()
+            FetchError::refused(
+                locator,
+                format!(
+                    "refused, it lies outside the base path {}",
+                    resolved.display()
+                ),
             )
         };
         let given = Path::new(locator);
@@ -196,20 +206,28 @@ impl SourceFetcher {
         };
         let head = match tokio::time::timeout(READ_DEADLINE, read).await {
             Ok(Ok(r)) => r,
-            Ok(Err(e)) => return Err(format!("{locator}: the read failed ({e})")),
+            Ok(Err(e)) => {
+                return Err(FetchError::unreadable(
+                    locator,
+                    format!("the read failed ({e})"),
+                ));
+            }
             Err(_) => {
-                return Err(format!(
-                    "{locator}: the file system did not answer within {} s",
-                    READ_DEADLINE.as_secs()
+                return Err(FetchError::unreachable(
+                    locator,
+                    format!(
+                        "the file system did not answer within {} s",
+                        READ_DEADLINE.as_secs()
+                    ),
                 ));
             }
         };
         let head = head.map_err(|e| match e {
             BeneathError::Outside(_) => outside(),
-            BeneathError::NotAFile => format!("{locator}: not a regular file"),
-            BeneathError::Io(e) => format!(
-                "{locator}: cannot open {} ({e})",
-                resolved.join(&rel).display()
+            BeneathError::NotAFile => FetchError::unreadable(locator, "not a regular file"),
+            BeneathError::Io(e) => FetchError::unreadable(
+                locator,
+                format!("cannot open {} ({e})", resolved.join(&rel).display()),
             ),
         })?;
         let cap = if pdf::is_pdf(&head.bytes) {
@@ -218,10 +236,7 @@ impl SourceFetcher {
             net::MAX_BYTES
         };
         if head.cut || head.bytes.len() > cap {
-            return Err(format!(
-                "{locator}: larger than the {} MB cap for this kind of source",
-                cap >> 20
-            ));
+            return Err(FetchError::too_large(locator, cap));
         }
         Ok(head.bytes)
     }
@@ -260,34 +275,35 @@ mod tests {
         );
 
         let err = f.fetch("../secret.txt").await.unwrap_err();
-        assert!(err.contains("outside the base path"), "{err}");
+        assert!(matches!(err, FetchError::Refused { .. }), "{err:?}");
+        assert!(err.to_string().contains("outside the base path"), "{err}");
         let abs = dir.path().join("secret.txt");
         assert!(
             f.fetch(abs.to_str().unwrap())
                 .await
                 .unwrap_err()
+                .to_string()
                 .contains("outside")
         );
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(dir.path().join("secret.txt"), base.join("link")).unwrap();
-            let err = f.fetch("link").await.unwrap_err();
+            let err = f.fetch("link").await.unwrap_err().to_string();
             assert!(err.contains("outside the base path"), "{err}");
         }
+        let missing = f.fetch("missing.md").await.unwrap_err();
         assert!(
-            f.fetch("missing.md")
-                .await
-                .unwrap_err()
-                .contains("cannot open")
+            matches!(missing, FetchError::Unreadable { .. }),
+            "{missing:?}"
         );
-        assert!(
-            f.fetch("file:///etc/passwd")
-                .await
-                .unwrap_err()
-                .contains("only http")
-        );
+        assert!(missing.to_string().contains("cannot open"), "{missing}");
+        let scheme = f.fetch("file:///etc/passwd").await.unwrap_err();
+        assert!(matches!(scheme, FetchError::Refused { .. }), "{scheme:?}");
+        assert!(scheme.to_string().contains("only http"), "{scheme}");
         let none = SourceFetcher::new(None, NetPolicy::default()).unwrap();
-        assert!(none.fetch("a.md").await.unwrap_err().contains("base_path"));
+        let no_base = none.fetch("a.md").await.unwrap_err();
+        assert!(matches!(no_base, FetchError::Refused { .. }), "{no_base:?}");
+        assert!(no_base.to_string().contains("base_path"), "{no_base}");
     }
 
     /// Six sources that each take 1 s arrive in about 1 s, not 6: they
@@ -337,7 +353,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("big.txt"), vec![b'x'; net::MAX_BYTES + 1]).unwrap();
         let err = fetcher(dir.path()).fetch("big.txt").await.unwrap_err();
-        assert!(err.contains("2 MB cap"), "{err}");
+        assert_eq!(
+            err,
+            FetchError::TooLarge {
+                locator: "big.txt".into(),
+                cap_mb: 2
+            }
+        );
+        assert!(err.to_string().contains("2 MB cap"), "{err}");
     }
 
     #[tokio::test]

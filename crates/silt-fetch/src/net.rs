@@ -16,6 +16,7 @@ use reqwest::redirect;
 use silt_config::env;
 
 use crate::addresses::is_internal;
+use crate::error::FetchError;
 
 /// The most bytes read of a source that is not a PDF.
 pub const MAX_BYTES: usize = 2 << 20;
@@ -98,9 +99,12 @@ impl NetPolicy {
     }
 
     /// Checks a URL before it is requested (or followed to).
-    pub fn check_url(&self, url: &reqwest::Url) -> Result<(), String> {
+    pub fn check_url(&self, url: &reqwest::Url) -> Result<(), FetchError> {
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("{url}: only http and https sources can be fetched"));
+            return Err(FetchError::refused(
+                url,
+                "only http and https sources can be fetched",
+            ));
         }
         let host = url.host_str().unwrap_or("");
         match url.host() {
@@ -111,17 +115,38 @@ impl NetPolicy {
                 Err(refused(url, ip.into()))
             }
             Some(_) => Ok(()),
-            None => Err(format!("{url}: the URL has no host")),
+            None => Err(FetchError::refused(url, "the URL has no host")),
         }
     }
 }
 
-fn refused(url: &reqwest::Url, ip: IpAddr) -> String {
-    format!(
-        "{url}: refused, {ip} is an internal address (loopback, private, link-local or \
-         metadata); allow it with SILT_FETCH_ALLOW_HOSTS={ip} or all with SILT_FETCH_ALLOW_PRIVATE=1"
+fn refused(url: &reqwest::Url, ip: IpAddr) -> FetchError {
+    FetchError::refused(
+        url,
+        format!(
+            "refused, {ip} is an internal address (loopback, private, link-local or \
+             metadata); allow it with SILT_FETCH_ALLOW_HOSTS={ip} or all with \
+             SILT_FETCH_ALLOW_PRIVATE=1"
+        ),
     )
 }
+
+/// A name that resolved to an internal address: a refusal, carried
+/// through reqwest's error chain to [`describe`].
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{host} resolves to {ip}, an internal address; allow it with \
+     SILT_FETCH_ALLOW_HOSTS={host} or all with SILT_FETCH_ALLOW_PRIVATE=1"
+)]
+struct ResolvedInternal {
+    host: String,
+    ip: IpAddr,
+}
+
+/// A redirect the policy refused, carried the same way.
+#[derive(Debug, thiserror::Error)]
+#[error("redirect refused: {0}")]
+struct RedirectRefused(FetchError);
 
 /// Resolves names and drops the answer when any address is internal.
 struct CheckedResolver(NetPolicy);
@@ -134,12 +159,7 @@ impl Resolve for CheckedResolver {
             let addrs: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             if let Some(bad) = addrs.iter().find(|a| policy.refuse(&host, a.ip())) {
-                return Err(format!(
-                    "{host} resolves to {}, an internal address; allow it with \
-                     SILT_FETCH_ALLOW_HOSTS={host} or all with SILT_FETCH_ALLOW_PRIVATE=1",
-                    bad.ip()
-                )
-                .into());
+                return Err(ResolvedInternal { host, ip: bad.ip() }.into());
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
@@ -157,7 +177,7 @@ pub fn client(policy: &NetPolicy) -> reqwest::Result<reqwest::Client> {
         }
         match policy.check_url(attempt.url()) {
             Ok(()) => attempt.follow(),
-            Err(e) => attempt.error(format!("redirect refused: {e}")),
+            Err(e) => attempt.error(RedirectRefused(e)),
         }
     });
     reqwest::Client::builder()
@@ -190,8 +210,9 @@ pub async fn fetch(
     client: &reqwest::Client,
     policy: &NetPolicy,
     url: &str,
-) -> Result<Fetched, String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url}: not a valid URL ({e})"))?;
+) -> Result<Fetched, FetchError> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| FetchError::refused(url, format!("not a valid URL ({e})")))?;
     policy.check_url(&parsed)?;
     let work = async {
         let mut response = client
@@ -201,7 +222,7 @@ pub async fn fetch(
             .map_err(|e| describe(url, &e, policy.timeout))?;
         let status = response.status();
         if status.as_u16() >= 400 {
-            return Err(format!("{url}: HTTP {status}"));
+            return Err(FetchError::unreachable(url, format!("HTTP {status}")));
         }
         // a redirect reqwest did not follow (to `file:`, `ftp:` …) is not
         // the source: its empty body must not pass for one
@@ -211,8 +232,12 @@ pub async fn fetch(
                 .get(reqwest::header::LOCATION)
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("nowhere");
-            return Err(format!(
-                "{url}: redirected to {to}, which cannot be followed (only http and https sources can be fetched)"
+            return Err(FetchError::unreachable(
+                url,
+                format!(
+                    "redirected to {to}, which cannot be followed (only http and https \
+                     sources can be fetched)"
+                ),
             ));
         }
         let content_type = response
@@ -225,7 +250,7 @@ pub async fn fetch(
             content_type.contains("pdf") || parsed.path().to_ascii_lowercase().ends_with(".pdf");
         let cap = if is_pdf { MAX_PDF_BYTES } else { MAX_BYTES };
         if response.content_length().is_some_and(|n| n as usize > cap) {
-            return Err(too_large(url, cap));
+            return Err(FetchError::too_large(url, cap));
         }
         let mut bytes = Vec::new();
         while let Some(chunk) = response
@@ -234,7 +259,7 @@ pub async fn fetch(
             .map_err(|e| describe(url, &e, policy.timeout))?
         {
             if bytes.len() + chunk.len() > cap {
-                return Err(too_large(url, cap));
+                return Err(FetchError::too_large(url, cap));
             }
             bytes.extend_from_slice(&chunk);
         }
@@ -251,26 +276,26 @@ pub async fn fetch(
     }
 }
 
-fn too_large(url: &str, cap: usize) -> String {
-    format!(
-        "{url}: larger than the {} MB cap for this kind of source",
-        cap >> 20
+fn timed_out(url: &str, limit: Duration) -> FetchError {
+    FetchError::unreachable(
+        url,
+        format!("no complete answer within {} s", limit.as_secs_f64()),
     )
-}
-
-fn timed_out(url: &str, limit: Duration) -> String {
-    format!("{url}: no complete answer within {} s", limit.as_secs_f64())
 }
 
 /// A reqwest error as one actionable line (its source chain included: the
 /// resolver's refusal sits there).
-fn describe(url: &str, e: &reqwest::Error, limit: Duration) -> String {
+fn describe(url: &str, e: &reqwest::Error, limit: Duration) -> FetchError {
     if e.is_timeout() {
         return timed_out(url, limit);
     }
     let mut msg = e.to_string();
+    let mut refused = false;
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
+        // the resolver's and the redirect policy's refusals are the
+        // policy's, not the network's
+        refused |= s.is::<ResolvedInternal>() || s.is::<RedirectRefused>();
         let s_msg = s.to_string();
         if !msg.contains(&s_msg) {
             msg.push_str(": ");
@@ -278,10 +303,14 @@ fn describe(url: &str, e: &reqwest::Error, limit: Duration) -> String {
         }
         source = s.source();
     }
-    if msg.starts_with(url) {
-        msg
+    let reason = match msg.strip_prefix(url) {
+        Some(rest) => rest.trim_start_matches(':').trim_start().to_string(),
+        None => msg,
+    };
+    if refused {
+        FetchError::refused(url, reason)
     } else {
-        format!("{url}: {msg}")
+        FetchError::unreachable(url, reason)
     }
 }
 
@@ -362,7 +391,15 @@ mod tests {
     }
 
     async fn get(policy: &NetPolicy, url: &str) -> Result<Fetched, String> {
-        fetch(&client(policy).unwrap(), policy, url).await
+        fetch(&client(policy).unwrap(), policy, url)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn kind_of(policy: &NetPolicy, url: &str) -> FetchError {
+        fetch(&client(policy).unwrap(), policy, url)
+            .await
+            .unwrap_err()
     }
 
     #[tokio::test]
@@ -450,6 +487,14 @@ mod tests {
             .await
             .unwrap_err();
         assert!(err.contains("redirect refused"), "{err}");
+        // both are the policy's refusals, which the caller can lift
+        for to in ["http://localhost:{port}/page", "http://169.254.169.254/"] {
+            let url = format!("{base}/to/{}", to.replace("{port}", port));
+            assert!(
+                matches!(kind_of(&policy, &url).await, FetchError::Refused { .. }),
+                "{url}"
+            );
+        }
         // a redirect within the grant is followed
         assert!(
             get(&policy, &format!("{base}/to/{base}/page"))
@@ -474,6 +519,17 @@ mod tests {
         let policy = allowing_loopback_ip();
         let err = get(&policy, &format!("{base}/missing")).await.unwrap_err();
         assert!(err.contains("HTTP 404"), "{err}");
+        assert!(matches!(
+            kind_of(&policy, &format!("{base}/missing")).await,
+            FetchError::Unreachable { .. }
+        ));
+        assert_eq!(
+            kind_of(&policy, &format!("{base}/huge")).await,
+            FetchError::TooLarge {
+                locator: format!("{base}/huge"),
+                cap_mb: 2
+            }
+        );
         let err = get(&policy, &format!("{base}/huge")).await.unwrap_err();
         assert!(err.contains("2 MB cap"), "{err}");
         let started = std::time::Instant::now();

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use unicode_normalization::UnicodeNormalization;
 
+use crate::error::PdfError;
+
 /// How long the child may take before the PDF is given up on.
 pub const TIME_LIMIT: Duration = Duration::from_secs(30);
 /// The child's address space in bytes (1 GiB, `RLIMIT_AS`; Unix only).
@@ -29,12 +31,12 @@ pub fn is_pdf(bytes: &[u8]) -> bool {
 }
 
 /// The text of a PDF, extracted in a child process under the limits.
-pub async fn to_text(bytes: &[u8]) -> Result<String, String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("PDF: no temporary folder ({e})"))?;
+pub async fn to_text(bytes: &[u8]) -> Result<String, PdfError> {
+    let dir = tempfile::tempdir().map_err(|e| PdfError(format!("no temporary folder ({e})")))?;
     let path = dir.path().join("source.pdf");
     std::fs::File::create(&path)
         .and_then(|mut f| f.write_all(bytes))
-        .map_err(|e| format!("PDF: cannot write a temporary copy ({e})"))?;
+        .map_err(|e| PdfError(format!("cannot write a temporary copy ({e})")))?;
     let mut cmd = match which("pdftotext") {
         Some(pdftotext) => {
             let mut c = tokio::process::Command::new(pdftotext);
@@ -47,7 +49,7 @@ pub async fn to_text(bytes: &[u8]) -> Result<String, String> {
             c
         }
         None => {
-            let exe = std::env::current_exe().map_err(|e| format!("PDF: {e}"))?;
+            let exe = std::env::current_exe().map_err(|e| PdfError(e.to_string()))?;
             let mut c = tokio::process::Command::new(exe);
             c.arg("pdf-text").arg(&path);
             c
@@ -60,15 +62,15 @@ pub async fn to_text(bytes: &[u8]) -> Result<String, String> {
     limit_memory(&mut cmd);
     let child = cmd
         .spawn()
-        .map_err(|e| format!("PDF: cannot start the text extractor ({e})"))?;
+        .map_err(|e| PdfError(format!("cannot start the text extractor ({e})")))?;
     let output = match tokio::time::timeout(TIME_LIMIT, child.wait_with_output()).await {
         Ok(Ok(o)) => o,
-        Ok(Err(e)) => return Err(format!("PDF: the text extractor failed ({e})")),
+        Ok(Err(e)) => return Err(PdfError(format!("the text extractor failed ({e})"))),
         Err(_) => {
-            return Err(format!(
-                "PDF: text extraction took more than {} s",
+            return Err(PdfError(format!(
+                "text extraction took more than {} s",
                 TIME_LIMIT.as_secs()
-            ));
+            )));
         }
     };
     if !output.status.success() {
@@ -79,11 +81,11 @@ pub async fn to_text(bytes: &[u8]) -> Result<String, String> {
         } else {
             reason.lines().last().unwrap_or(reason).to_string()
         };
-        return Err(format!("PDF: {reason}"));
+        return Err(PdfError(reason));
     }
     let text: String = String::from_utf8_lossy(&output.stdout).nfkc().collect();
     if text.trim().is_empty() {
-        return Err("PDF: no text layer (a scanned document?)".into());
+        return Err(PdfError("no text layer (a scanned document?)".into()));
     }
     Ok(text)
 }

@@ -218,7 +218,7 @@ pub async fn run(
         (None, None) => None,
     };
     let fetcher = SourceFetcher::new(base, NetPolicy::from_config(&config.fetch))
-        .map_err(CallError::InvalidRequest)?;
+        .map_err(|e| CallError::Setup(anyhow::Error::new(e).context("cannot set up HTTP")))?;
     // the engine asks for sources one at a time; fetched ahead, a call
     // citing six slow URLs waits for the slowest, not for their sum
     fetcher

@@ -40,10 +40,13 @@ impl sources::Host for Sources {
         };
         let fetched = fetcher.fetch(&locator).await;
         self.progress.step(1);
-        Ok(fetched.map(|s| Source {
-            text: s.text,
-            version: s.version,
-        }))
+        // the WIT result carries a line of text: the kind ends here
+        Ok(fetched
+            .map(|s| Source {
+                text: s.text,
+                version: s.version,
+            })
+            .map_err(|e| e.to_string()))
     }
 }
 
